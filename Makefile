@@ -1,0 +1,37 @@
+# StreamKit: `make demo` runs the main job, `make test` runs the test suite.
+# Both install missing Debian packages first (scripts/install-deps.sh).
+
+SWIFT ?= swift
+# Warnings are errors in every build the Makefile makes.
+STRICT := -Xswiftc -warnings-as-errors
+
+.PHONY: all deps build release test demo format lint clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build $(STRICT)
+
+release: deps
+	$(SWIFT) build -c release $(STRICT) --product streamkit
+
+test: deps lint
+	$(SWIFT) build --build-tests $(STRICT)
+	$(SWIFT) test --skip-build
+
+# The most complete real job the tool has so far; becomes `streamkit demo` with its issue.
+demo: release
+	.build/release/streamkit --help
+	.build/release/streamkit --version
+
+format:
+	$(SWIFT) format --in-place --recursive --parallel Package.swift Sources Tests
+
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel Package.swift Sources Tests
+
+clean:
+	$(SWIFT) package clean

@@ -1,0 +1,18 @@
+/// The version printed by `streamkit --version`.
+public let streamKitVersion = "0.1.0"
+
+/// `streamkit`: the root command. Its subcommands are the jobs; each lives in its own file.
+public struct StreamKitCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "streamkit",
+        abstract: "Take streaming media offline and hand it back to any player.",
+        discussion: """
+            StreamKit downloads HLS streams into local packages that play with no network, serves them
+            from 127.0.0.1, caches progressive media as it plays, and records and publishes RTMP.
+            """,
+        examples: [.init("Show the version", "streamkit --version")],
+        subcommands: [],
+        version: "streamkit \(streamKitVersion)")
+
+    public init() {}
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Loopback helpers: free ports for servers that cannot report the port they bound, and a
+/// readiness check.
+public enum LocalNetwork {
+    /// A TCP port on 127.0.0.1 that was free a moment ago (the kernel picked it for port 0).
+    ///
+    /// A server given this port may still lose a race for it; launchers retry on "address in use".
+    public static func freePort() throws -> UInt16 {
+        let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketDescriptor >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
+        defer { close(socketDescriptor) }
+        var address = loopbackAddress(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0 else { throw TestSupportError("bind: \(String(cString: strerror(errno)))") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketDescriptor, $0, &length) }
+        }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
+    /// Whether something accepts TCP connections on 127.0.0.1:`port` now.
+    public static func isListening(port: UInt16) -> Bool {
+        let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketDescriptor >= 0 else { return false }
+        defer { close(socketDescriptor) }
+        var address = loopbackAddress(port: port)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        return connected == 0
+    }
+
+    /// Waits until 127.0.0.1:`port` accepts connections, or `process` exits, or `timeout` passes.
+    ///
+    /// - Returns: Whether the port is accepting connections.
+    public static func waitUntilListening(
+        port: UInt16, process: ChildProcess? = nil, timeout: Duration = .seconds(10)
+    ) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if isListening(port: port) { return true }
+            if let process, !process.isRunning { return false }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
+    static func loopbackAddress(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+}

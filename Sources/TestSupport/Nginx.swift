@@ -1,0 +1,256 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A real nginx on 127.0.0.1 with ephemeral ports: a static origin, or an RTMP server.
+///
+/// Runs in the foreground (`daemon off`) with one worker, its configuration and logs in a
+/// directory of its own. Stop it with ``stop()``; it is also killed when the handle is dropped.
+public final class Nginx: Sendable {
+    /// The process (the master; its worker is in the same process group).
+    public let process: ChildProcess
+    /// The HTTP port.
+    public let port: UInt16
+    /// The RTMP port, for an RTMP server.
+    public let rtmpPort: UInt16?
+    /// The directory holding `nginx.conf`, the logs, and for RTMP the HLS output.
+    public let directory: URL
+
+    private init(process: ChildProcess, port: UInt16, rtmpPort: UInt16?, directory: URL) {
+        self.process = process
+        self.port = port
+        self.rtmpPort = rtmpPort
+        self.directory = directory
+    }
+
+    /// `http://127.0.0.1:<port>/`.
+    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/")! }
+
+    /// The URL of `path` (relative to the root) on this server.
+    public func url(_ path: String) -> URL {
+        URL(string: "http://127.0.0.1:\(port)/" + (path.hasPrefix("/") ? String(path.dropFirst()) : path))!
+    }
+
+    /// The RTMP URL of `stream` in `application`: `rtmp://127.0.0.1:<port>/<application>/<stream>`.
+    public func rtmpURL(application: String, stream: String) -> String {
+        "rtmp://127.0.0.1:\(rtmpPort ?? 0)/\(application)/\(stream)"
+    }
+
+    /// The access log file.
+    public var accessLogPath: URL { directory.appendingPathComponent("access.log") }
+
+    /// Every request logged so far, oldest first.
+    public var accessLog: [AccessLogEntry] {
+        let text = (try? String(contentsOf: accessLogPath, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap(AccessLogEntry.init(line:))
+    }
+
+    /// The error log, for diagnosing a failure.
+    public var errorLog: String {
+        (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
+    }
+
+    /// Stops nginx and waits until no process of it is left.
+    public func stop() async { await process.stop() }
+
+    /// Starts nginx serving the files under `root`.
+    ///
+    /// - Parameters:
+    ///   - root: The directory served at `/`.
+    ///   - limitRatePerConnection: Bytes a second each response may send (`limit_rate`); none when `nil`.
+    ///   - honourRange: When false, nginx ignores `Range` and answers 200 with the whole file (`max_ranges 0`).
+    /// - Throws: ``TestSupportError`` when nginx is missing or does not start.
+    public static func `static`(
+        root: URL, limitRatePerConnection: Int? = nil, honourRange: Bool = true
+    ) async throws -> Nginx {
+        var location = "root \(root.path);\n"
+        if let limitRatePerConnection { location += "            limit_rate \(limitRatePerConnection);\n" }
+        if !honourRange { location += "            max_ranges 0;\n" }
+        return try await launch(name: "nginx-static", tool: .nginx, modules: "", rtmp: nil) { directory, port in
+            """
+                server {
+                    listen 127.0.0.1:\(port);
+                    location / {
+                        \(location)
+                    }
+                }
+            """
+        }
+    }
+
+    /// Starts nginx with the RTMP module and the given applications.
+    ///
+    /// Applications with HLS output write it under `directory/hls/<application>/`, served over
+    /// HTTP at `/hls/<application>/<stream>.m3u8`.
+    public static func rtmp(applications: [RTMPApplication]) async throws -> Nginx {
+        try await launch(
+            name: "nginx-rtmp", tool: .nginxRTMP,
+            modules: "load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;",
+            rtmp: applications
+        ) { directory, port in
+            """
+                server {
+                    listen 127.0.0.1:\(port);
+                    location /hls/ {
+                        alias \(directory.path)/hls/;
+                        add_header Cache-Control no-cache;
+                    }
+                }
+            """
+        }
+    }
+
+    // MARK: Private
+
+    private static func launch(
+        name: String, tool: Tool, modules: String, rtmp applications: [RTMPApplication]?,
+        server: (URL, UInt16) -> String
+    ) async throws -> Nginx {
+        let executable = try tool.requirePath()
+        var lastError = ""
+        for _ in 0..<5 {
+            let directory = try TestRun.makeTemporaryDirectory(name)
+            let port = try LocalNetwork.freePort()
+            let rtmpPort = applications == nil ? nil : try LocalNetwork.freePort()
+            for sub in ["temp", "hls"] {
+                try FileManager.default.createDirectory(
+                    at: directory.appendingPathComponent(sub), withIntermediateDirectories: true)
+            }
+            var rtmpBlock = ""
+            if let applications, let rtmpPort {
+                rtmpBlock = """
+                    rtmp {
+                        server {
+                            listen 127.0.0.1:\(rtmpPort);
+                            chunk_size 4096;
+                    \(applications.map { $0.configuration(hlsRoot: directory.appendingPathComponent("hls")) }.joined(separator: "\n"))
+                        }
+                    }
+                    """
+            }
+            let configuration = """
+                \(modules)
+                \(geteuid() == 0 ? "user root;" : "")
+                daemon off;
+                worker_processes 1;
+                pid \(directory.path)/nginx.pid;
+                error_log \(directory.path)/error.log info;
+                events { worker_connections 2048; }
+                \(rtmpBlock)
+                http {
+                    types {
+                        application/vnd.apple.mpegurl m3u8;
+                        video/mp2t ts;
+                        video/mp4 mp4 m4s;
+                        audio/mp4 m4a;
+                        audio/aac aac;
+                        audio/mpeg mp3;
+                        text/vtt vtt;
+                        video/x-flv flv;
+                        text/html html;
+                    }
+                    default_type application/octet-stream;
+                    log_format streamkit '$request_method $request_uri $status $body_bytes_sent "$http_range" "$request_completion"';
+                    access_log \(directory.path)/access.log streamkit;
+                    client_body_temp_path \(directory.path)/temp/body;
+                    proxy_temp_path \(directory.path)/temp/proxy;
+                    fastcgi_temp_path \(directory.path)/temp/fastcgi;
+                    uwsgi_temp_path \(directory.path)/temp/uwsgi;
+                    scgi_temp_path \(directory.path)/temp/scgi;
+                    sendfile on;
+                    tcp_nopush on;
+                    keepalive_timeout 65;
+                    keepalive_requests 100000;
+                \(server(directory, port))
+                }
+                """
+            let configurationPath = directory.appendingPathComponent("nginx.conf")
+            try configuration.write(to: configurationPath, atomically: true, encoding: .utf8)
+            let process = try ChildProcess(
+                executable: executable,
+                arguments: [
+                    "-p", directory.path, "-c", configurationPath.path, "-e",
+                    directory.appendingPathComponent("error.log").path,
+                ],
+                logName: name)
+            var ready = await LocalNetwork.waitUntilListening(port: port, process: process)
+            if ready, let rtmpPort { ready = await LocalNetwork.waitUntilListening(port: rtmpPort, process: process) }
+            if ready { return Nginx(process: process, port: port, rtmpPort: rtmpPort, directory: directory) }
+            await process.stop()
+            lastError = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
+            lastError += process.standardError
+            if !lastError.contains("Address already in use") { break }
+        }
+        throw TestSupportError("nginx did not start:\n\(lastError.suffix(2_000))")
+    }
+}
+
+/// An application block of nginx-rtmp.
+public struct RTMPApplication: Sendable {
+    /// The application name, the first path segment of the RTMP URL.
+    public var name: String
+    /// Whether the application relays live streams from publishers to players.
+    public var live: Bool
+    /// Whether nginx repackages each stream as sliding-window HLS.
+    public var hls: Bool
+    /// The HLS fragment length in seconds.
+    public var hlsFragmentSeconds: Int
+    /// The HLS playlist length in seconds.
+    public var hlsPlaylistSeconds: Int
+
+    public init(
+        name: String, live: Bool = true, hls: Bool = false, hlsFragmentSeconds: Int = 2, hlsPlaylistSeconds: Int = 10
+    ) {
+        self.name = name
+        self.live = live
+        self.hls = hls
+        self.hlsFragmentSeconds = hlsFragmentSeconds
+        self.hlsPlaylistSeconds = hlsPlaylistSeconds
+    }
+
+    func configuration(hlsRoot: URL) -> String {
+        var lines = ["application \(name) {", "    live \(live ? "on" : "off");", "    record off;"]
+        if hls {
+            lines += [
+                "    hls on;", "    hls_path \(hlsRoot.path)/\(name);", "    hls_fragment \(hlsFragmentSeconds)s;",
+                "    hls_playlist_length \(hlsPlaylistSeconds)s;",
+            ]
+        }
+        lines.append("}")
+        return lines.map { "        " + $0 }.joined(separator: "\n")
+    }
+}
+
+/// One line of the test nginx's access log.
+public struct AccessLogEntry: Sendable, Equatable {
+    /// GET, HEAD, ...
+    public let method: String
+    /// The request URI with its query.
+    public let uri: String
+    /// The response status.
+    public let status: Int
+    /// The body bytes sent.
+    public let bytesSent: Int64
+    /// The request's Range header, if any.
+    public let range: String?
+    /// Whether the whole response was sent (`$request_completion` was `OK`).
+    public let completed: Bool
+
+    init?(line: Substring) {
+        // GET /a.ts 206 1000 "bytes=0-999" "OK"
+        let quoted = line.split(separator: "\"", omittingEmptySubsequences: false)
+        guard quoted.count >= 5 else { return nil }
+        let head = quoted[0].split(separator: " ")
+        guard head.count >= 4, let status = Int(head[2]), let bytes = Int64(head[3]) else { return nil }
+        method = String(head[0])
+        uri = String(head[1])
+        self.status = status
+        bytesSent = bytes
+        range = quoted[1] == "-" || quoted[1].isEmpty ? nil : String(quoted[1])
+        completed = quoted[3] == "OK"
+    }
+}
