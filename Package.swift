@@ -15,6 +15,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "Core", targets: ["Core"]),
+        .library(name: "HTTP", targets: ["HTTP"]),
         .executable(name: "streamkit", targets: ["streamkit"]),
     ],
     targets: [
@@ -37,6 +38,10 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
         .target(
+            name: "HTTP",
+            dependencies: ["Core", .target(name: "CCurl", condition: linuxOnly)],
+            swiftSettings: strictSettings),
+        .target(
             name: "StreamKitCLI",
             dependencies: ["Core"],
             swiftSettings: strictSettings),
@@ -52,6 +57,7 @@ let package = Package(
             swiftSettings: strictSettings),
 
         .testTarget(name: "CoreTests", dependencies: ["Core", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Core", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "ShimTests",
             dependencies: [

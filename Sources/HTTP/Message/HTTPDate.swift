@@ -1,0 +1,91 @@
+import Foundation
+
+/// HTTP dates (RFC 9110 §5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT`, written in that IMF-fixdate
+/// form and read in it and the two obsolete forms, without a locale-dependent formatter.
+public enum HTTPDate {
+    private static let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]  // 1970-01-01 was a Thursday
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// The IMF-fixdate text for `date`, to whole seconds.
+    public static func format(_ date: Date) -> String {
+        let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = civil(fromDays: days)
+        let weekday = weekdays[Int(((days % 7) + 7) % 7)]
+        return String(
+            format: "%@, %02d %@ %04d %02d:%02d:%02d GMT", weekday, day, months[month - 1], year,
+            Int(secondOfDay / 3600),
+            Int(secondOfDay % 3600 / 60), Int(secondOfDay % 60))
+    }
+
+    /// Parses an HTTP date in any of the three forms; `nil` when it is not one.
+    public static func parse(_ text: String) -> Date? {
+        let words = text.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
+        var day: Int?
+        var monthName: String?
+        var year: Int?
+        var time: String?
+        switch words.count {
+        case 4 where words[3] == "GMT":
+            // RFC 850: "Sunday, 06-Nov-94 08:49:37 GMT", the date's fields joined by dashes.
+            let dateParts = words[1].split(separator: "-").map(String.init)
+            if dateParts.count == 3 {
+                day = Int(dateParts[0])
+                monthName = dateParts[1]
+                year = Int(dateParts[2]).map { $0 < 70 ? 2000 + $0 : ($0 < 100 ? 1900 + $0 : $0) }
+                time = words[2]
+            } else {
+                return nil
+            }
+        case 6 where words[5] == "GMT":
+            // IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT" (the comma is a separator).
+            day = Int(words[1])
+            monthName = words[2]
+            year = Int(words[3])
+            time = words[4]
+        case 5:
+            // asctime: "Sun Nov  6 08:49:37 1994"
+            monthName = words[1]
+            day = Int(words[2])
+            time = words[3]
+            year = Int(words[4])
+        default:
+            return nil
+        }
+        guard let day, let monthName, let year, let time,
+            let month = months.firstIndex(of: monthName).map({ $0 + 1 }),
+            (1...31).contains(day), (1...9999).contains(year)
+        else { return nil }
+        let clock = time.split(separator: ":").compactMap { Int($0) }
+        guard clock.count == 3, (0...23).contains(clock[0]), (0...59).contains(clock[1]), (0...60).contains(clock[2])
+        else { return nil }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let seconds = days * 86_400 + Int64(clock[0] * 3600 + clock[1] * 60 + clock[2])
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+
+    // Howard Hinnant's days-from-civil algorithms, proleptic Gregorian calendar.
+    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int64 {
+        let y = Int64(month <= 2 ? year - 1 : year)
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let m = Int64(month)
+        let dayOfYear = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    private static func civil(fromDays days: Int64) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return (Int(year), Int(month), Int(day))
+    }
+}
