@@ -16,6 +16,7 @@ let package = Package(
     products: [
         .library(name: "Core", targets: ["Core"]),
         .library(name: "HTTP", targets: ["HTTP"]),
+        .library(name: "HLS", targets: ["HLS"]),
         .executable(name: "streamkit", targets: ["streamkit"]),
     ],
     targets: [
@@ -42,8 +43,12 @@ let package = Package(
             dependencies: ["Core", .target(name: "CCurl", condition: linuxOnly)],
             swiftSettings: strictSettings),
         .target(
-            name: "StreamKitCLI",
+            name: "HLS",
             dependencies: ["Core"],
+            swiftSettings: strictSettings),
+        .target(
+            name: "StreamKitCLI",
+            dependencies: ["Core", "HLS"],
             swiftSettings: strictSettings),
         .executableTarget(
             name: "streamkit",
@@ -59,6 +64,9 @@ let package = Package(
         .testTarget(name: "CoreTests", dependencies: ["Core", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Core", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
+            name: "HLSTests", dependencies: ["HLS", "Core", "TestSupport"], exclude: ["Corpus"],
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "ShimTests",
             dependencies: [
                 "TestSupport",
@@ -69,7 +77,8 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport", "Core"], swiftSettings: strictSettings),
         .testTarget(
-            name: "StreamKitCLITests", dependencies: ["StreamKitCLI", "Core"], swiftSettings: strictSettings),
+            name: "StreamKitCLITests", dependencies: ["StreamKitCLI", "Core", "HLS", "TestSupport"],
+            swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]
 )

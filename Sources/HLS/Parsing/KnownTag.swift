@@ -1,0 +1,118 @@
+/// The tags RFC 8216bis defines (§4.4), recognized by name.
+enum KnownTag: Int, CaseIterable {
+    case extm3u, version, independentSegments, start, define
+    case targetDuration, mediaSequence, discontinuitySequence, endList, playlistType, iFramesOnly, partInformation
+    case serverControl
+    case extinf, byteRange, discontinuity, key, map, programDateTime, gap, bitrate, part
+    case dateRange, skip, preloadHint, renditionReport
+    case media, streamInf, iFrameStreamInf, sessionData, sessionKey, contentSteering
+
+    /// The name after `#`.
+    var name: String {
+        switch self {
+        case .extm3u: "EXTM3U"
+        case .version: "EXT-X-VERSION"
+        case .independentSegments: "EXT-X-INDEPENDENT-SEGMENTS"
+        case .start: "EXT-X-START"
+        case .define: "EXT-X-DEFINE"
+        case .targetDuration: "EXT-X-TARGETDURATION"
+        case .mediaSequence: "EXT-X-MEDIA-SEQUENCE"
+        case .discontinuitySequence: "EXT-X-DISCONTINUITY-SEQUENCE"
+        case .endList: "EXT-X-ENDLIST"
+        case .playlistType: "EXT-X-PLAYLIST-TYPE"
+        case .iFramesOnly: "EXT-X-I-FRAMES-ONLY"
+        case .partInformation: "EXT-X-PART-INF"
+        case .serverControl: "EXT-X-SERVER-CONTROL"
+        case .extinf: "EXTINF"
+        case .byteRange: "EXT-X-BYTERANGE"
+        case .discontinuity: "EXT-X-DISCONTINUITY"
+        case .key: "EXT-X-KEY"
+        case .map: "EXT-X-MAP"
+        case .programDateTime: "EXT-X-PROGRAM-DATE-TIME"
+        case .gap: "EXT-X-GAP"
+        case .bitrate: "EXT-X-BITRATE"
+        case .part: "EXT-X-PART"
+        case .dateRange: "EXT-X-DATERANGE"
+        case .skip: "EXT-X-SKIP"
+        case .preloadHint: "EXT-X-PRELOAD-HINT"
+        case .renditionReport: "EXT-X-RENDITION-REPORT"
+        case .media: "EXT-X-MEDIA"
+        case .streamInf: "EXT-X-STREAM-INF"
+        case .iFrameStreamInf: "EXT-X-I-FRAME-STREAM-INF"
+        case .sessionData: "EXT-X-SESSION-DATA"
+        case .sessionKey: "EXT-X-SESSION-KEY"
+        case .contentSteering: "EXT-X-CONTENT-STEERING"
+        }
+    }
+
+    /// Which kind of playlist the tag belongs to, or `nil` for tags allowed in both.
+    var playlistKind: PlaylistKind? {
+        switch self {
+        case .extm3u, .version, .independentSegments, .start, .define: nil
+        case .media, .streamInf, .iFrameStreamInf, .sessionData, .sessionKey, .contentSteering: .multivariant
+        default: .media
+        }
+    }
+
+    /// Whether the tag takes no value (`#EXT-X-ENDLIST`).
+    var takesNoValue: Bool {
+        switch self {
+        case .extm3u, .independentSegments, .endList, .iFramesOnly, .discontinuity, .gap: true
+        default: false
+        }
+    }
+
+    /// Whether the tag may appear only once in a playlist (RFC 8216bis §4.4: "MUST NOT appear more than once").
+    var isSingleInstance: Bool {
+        switch self {
+        case .extm3u, .version, .independentSegments, .start, .targetDuration, .mediaSequence,
+            .discontinuitySequence, .endList, .playlistType, .iFramesOnly, .partInformation, .serverControl, .skip,
+            .contentSteering:
+            true
+        default: false
+        }
+    }
+}
+
+/// Media or multivariant.
+enum PlaylistKind {
+    case media, multivariant
+
+    var name: String { self == .media ? "media" : "multivariant" }
+}
+
+/// Finds known tags by the bytes of their names.
+struct KnownTagTable {
+    /// Candidates by name length.
+    private let byLength: [[(name: [UInt8], tag: KnownTag)]]
+
+    init() {
+        var table = [[(name: [UInt8], tag: KnownTag)]](repeating: [], count: 32)
+        for tag in KnownTag.allCases {
+            let name = Array(tag.name.utf8)
+            table[name.count].append((name, tag))
+        }
+        byLength = table
+    }
+
+    /// The tag whose name is `bytes[range]`, comparing exactly (or ignoring ASCII case when `ignoringCase`).
+    func tag(in bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, ignoringCase: Bool) -> KnownTag? {
+        let length = range.count
+        guard length < byLength.count else { return nil }
+        for candidate in byLength[length] {
+            var index = 0
+            var matches = true
+            while index < length {
+                var byte = bytes[range.lowerBound + index]
+                if ignoringCase, byte >= UInt8(ascii: "a"), byte <= UInt8(ascii: "z") { byte -= 32 }
+                if byte != candidate.name[index] {
+                    matches = false
+                    break
+                }
+                index += 1
+            }
+            if matches { return candidate.tag }
+        }
+        return nil
+    }
+}
