@@ -55,6 +55,11 @@ let package = Package(
             dependencies: ["StreamKitCLI"],
             swiftSettings: strictSettings),
 
+        // Benchmarks (bench/): the StreamKit side of bench/hls-parse.sh.
+        .executableTarget(
+            name: "bench-hls-parse", dependencies: ["HLS"], path: "bench/Sources/bench-hls-parse",
+            swiftSettings: strictSettings),
+
         // Test-only: launchers for real servers (nginx, nginx-rtmp), ffmpeg fixtures, fault responders.
         .target(
             name: "TestSupport",

@@ -10,8 +10,11 @@ public struct StreamKitCommand: ParsableCommand {
             StreamKit downloads HLS streams into local packages that play with no network, serves them
             from 127.0.0.1, caches progressive media as it plays, and records and publishes RTMP.
             """,
-        examples: [.init("Show the version", "streamkit --version")],
-        subcommands: [],
+        examples: [
+            .init("Show the version", "streamkit --version"),
+            .init("Summarize a playlist", "streamkit inspect index.m3u8"),
+        ],
+        subcommands: [InspectCommand.self],
         version: "streamkit \(streamKitVersion)")
 
     public init() {}

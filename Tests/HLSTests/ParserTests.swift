@@ -439,7 +439,8 @@ import Testing
         let fromString = try Playlist.parse(simple).playlist
         #expect(try Playlist.parse(Array(simple.utf8)).playlist == fromString)
         #expect(try Playlist.parse(Data(simple.utf8)).playlist == fromString)
-        #expect(try Playlist.parse(simple.utf8).playlist == fromString)  // not contiguous: copied first
+        #expect(try Playlist.parse(simple.utf8).playlist == fromString)  // a String's UTF-8 view
         #expect(try Playlist.parse(ArraySlice(Array(("xx" + simple).utf8).dropFirst(2))).playlist == fromString)
+        #expect(try Playlist.parse(simple.utf8.lazy.map { $0 }).playlist == fromString)  // not contiguous: copied first
     }
 }

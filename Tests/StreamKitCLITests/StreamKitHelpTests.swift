@@ -14,15 +14,22 @@ import Testing
                 StreamKit downloads HLS streams into local packages that play with no network, serves them
                 from 127.0.0.1, caches progressive media as it plays, and records and publishes RTMP.
 
-                USAGE: streamkit
+                USAGE: streamkit <command>
 
                 OPTIONS:
                   --version               Show the version.
                   -h, --help              Show help information.
 
+                COMMANDS:
+                  inspect                 Parse an HLS playlist and summarize it, or print it as JSON.
+
+                  See 'streamkit help <command>' for help on a command.
+
                 EXAMPLES:
                   Show the version:
                     streamkit --version
+                  Summarize a playlist:
+                    streamkit inspect index.m3u8
 
                 """)
     }

@@ -3,18 +3,18 @@
 ///
 /// Tags that apply until changed (EXT-X-KEY, EXT-X-MAP, EXT-X-BITRATE) are stored on the segment where they
 /// were written; ``MediaPlaylist/resolvedSegments(baseURL:)`` works out what is in effect for each segment.
-/// The rarely used fields share one heap box so that a playlist of 100,000 segments stays compact.
+/// The rarely used fields (title, keys, map, date ranges, bitrate, parts, unknown lines) share one heap box, and
+/// the byte range is packed, so that a segment takes 72 bytes inline and 100,000 of them stay compact.
 public struct MediaSegment: Sendable {
     /// The URI line, after variable substitution (resolve it against the playlist URL).
     public var uri: String
     /// EXTINF duration in seconds.
     public var duration: Double
-    /// EXTINF title (the text after the comma), empty when none.
-    public var title: String
-    /// EXT-X-BYTERANGE: the segment is this sub-range of the resource.
-    public var byteRange: SegmentByteRange?
     /// EXT-X-PROGRAM-DATE-TIME written before this segment.
     public var programDateTime: HLSDateTime?
+    // EXT-X-BYTERANGE, packed: `Int64.min` stands for "absent" (lengths and offsets are never negative).
+    private var rangeLength: Int64
+    private var rangeOffset: Int64
     /// EXT-X-DISCONTINUITY: encoding parameters may change between the previous segment and this one.
     public var isDiscontinuity: Bool
     /// EXT-X-GAP: the segment is missing and must not be loaded.
@@ -28,29 +28,44 @@ public struct MediaSegment: Sendable {
         keys: [EncryptionKey] = [], map: MediaInitialization? = nil, dateRanges: [DateRange] = [], bitrate: Int? = nil,
         parts: [PartialSegment] = [], extraLines: [PlaylistLine] = []
     ) {
-        self.uri = uri
-        self.duration = duration
-        self.title = title
-        self.byteRange = byteRange
-        self.programDateTime = programDateTime
-        self.isDiscontinuity = isDiscontinuity
-        self.isGap = isGap
-        annotations = SegmentAnnotations(
-            keys: keys, map: map, dateRanges: dateRanges, bitrate: bitrate, parts: parts, extraLines: extraLines)
+        self.init(
+            uri: uri, duration: duration, byteRange: byteRange, programDateTime: programDateTime,
+            isDiscontinuity: isDiscontinuity, isGap: isGap,
+            annotations: SegmentAnnotations(
+                title: title, keys: keys, map: map, dateRanges: dateRanges, bitrate: bitrate, parts: parts,
+                extraLines: extraLines))
     }
 
     init(
-        uri: String, duration: Double, title: String, byteRange: SegmentByteRange?, programDateTime: HLSDateTime?,
+        uri: String, duration: Double, byteRange: SegmentByteRange?, programDateTime: HLSDateTime?,
         isDiscontinuity: Bool, isGap: Bool, annotations: SegmentAnnotations
     ) {
         self.uri = uri
         self.duration = duration
-        self.title = title
-        self.byteRange = byteRange
         self.programDateTime = programDateTime
+        rangeLength = byteRange?.length ?? .min
+        rangeOffset = byteRange?.offset ?? .min
         self.isDiscontinuity = isDiscontinuity
         self.isGap = isGap
-        self.annotations = annotations
+        annotationsBox = annotations.isEmpty ? nil : Box(annotations)
+    }
+
+    /// EXT-X-BYTERANGE: the segment is this sub-range of the resource.
+    public var byteRange: SegmentByteRange? {
+        get {
+            rangeLength == .min
+                ? nil : SegmentByteRange(length: rangeLength, offset: rangeOffset == .min ? nil : rangeOffset)
+        }
+        set {
+            rangeLength = newValue?.length ?? .min
+            rangeOffset = newValue?.offset ?? .min
+        }
+    }
+
+    /// EXTINF title (the text after the comma), empty when none.
+    public var title: String {
+        get { annotations.title }
+        set { annotations.title = newValue }
     }
 
     /// EXT-X-KEY tags written before this segment (they apply to it and to later segments until replaced).
@@ -97,15 +112,15 @@ public struct MediaSegment: Sendable {
 
 extension MediaSegment: Hashable {
     public static func == (lhs: MediaSegment, rhs: MediaSegment) -> Bool {
-        lhs.uri == rhs.uri && lhs.duration == rhs.duration && lhs.title == rhs.title && lhs.byteRange == rhs.byteRange
-            && lhs.programDateTime == rhs.programDateTime && lhs.isDiscontinuity == rhs.isDiscontinuity
-            && lhs.isGap == rhs.isGap && lhs.annotations == rhs.annotations
+        lhs.uri == rhs.uri && lhs.duration == rhs.duration && lhs.rangeLength == rhs.rangeLength
+            && lhs.rangeOffset == rhs.rangeOffset && lhs.programDateTime == rhs.programDateTime
+            && lhs.isDiscontinuity == rhs.isDiscontinuity && lhs.isGap == rhs.isGap
+            && lhs.annotations == rhs.annotations
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(uri)
         hasher.combine(duration)
-        hasher.combine(title)
         hasher.combine(byteRange)
         hasher.combine(programDateTime)
         hasher.combine(isDiscontinuity)
@@ -161,6 +176,7 @@ extension MediaSegment: Codable {
 
 /// The segment tags most segments do not have, kept together out of line.
 struct SegmentAnnotations: Hashable, Sendable {
+    var title = ""
     var keys: [EncryptionKey] = []
     var map: MediaInitialization?
     var dateRanges: [DateRange] = []
@@ -169,7 +185,8 @@ struct SegmentAnnotations: Hashable, Sendable {
     var extraLines: [PlaylistLine] = []
 
     var isEmpty: Bool {
-        keys.isEmpty && map == nil && dateRanges.isEmpty && bitrate == nil && parts.isEmpty && extraLines.isEmpty
+        title.isEmpty && keys.isEmpty && map == nil && dateRanges.isEmpty && bitrate == nil && parts.isEmpty
+            && extraLines.isEmpty
     }
 }
 

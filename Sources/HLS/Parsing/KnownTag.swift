@@ -81,16 +81,31 @@ enum PlaylistKind {
     var name: String { self == .media ? "media" : "multivariant" }
 }
 
-/// Finds known tags by the bytes of their names.
+/// Finds known tags by the bytes of their names, comparing eight bytes at a time.
 struct KnownTagTable {
+    private struct Entry {
+        let tag: KnownTag
+        /// The name as little-endian words, the last one zero-padded.
+        let words: [UInt64]
+        let name: [UInt8]
+    }
+
     /// Candidates by name length.
-    private let byLength: [[(name: [UInt8], tag: KnownTag)]]
+    private let byLength: [[Entry]]
 
     init() {
-        var table = [[(name: [UInt8], tag: KnownTag)]](repeating: [], count: 32)
+        var table = [[Entry]](repeating: [], count: 32)
         for tag in KnownTag.allCases {
             let name = Array(tag.name.utf8)
-            table[name.count].append((name, tag))
+            var words: [UInt64] = []
+            for start in stride(from: 0, to: name.count, by: 8) {
+                var word: UInt64 = 0
+                for (offset, byte) in name[start..<min(start + 8, name.count)].enumerated() {
+                    word |= UInt64(byte) << (8 * UInt64(offset))
+                }
+                words.append(word)
+            }
+            table[name.count].append(Entry(tag: tag, words: words, name: name))
         }
         byLength = table
     }
@@ -98,21 +113,38 @@ struct KnownTagTable {
     /// The tag whose name is `bytes[range]`, comparing exactly (or ignoring ASCII case when `ignoringCase`).
     func tag(in bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, ignoringCase: Bool) -> KnownTag? {
         let length = range.count
-        guard length < byLength.count else { return nil }
-        for candidate in byLength[length] {
-            var index = 0
-            var matches = true
-            while index < length {
-                var byte = bytes[range.lowerBound + index]
-                if ignoringCase, byte >= UInt8(ascii: "a"), byte <= UInt8(ascii: "z") { byte -= 32 }
-                if byte != candidate.name[index] {
-                    matches = false
-                    break
+        guard length > 0, length < byLength.count else { return nil }
+        let candidates = byLength[length]
+        if candidates.isEmpty { return nil }
+        if ignoringCase {
+            for candidate in candidates {
+                var index = 0
+                while index < length {
+                    var byte = bytes[range.lowerBound + index]
+                    if byte >= UInt8(ascii: "a"), byte <= UInt8(ascii: "z") { byte -= 32 }
+                    if byte != candidate.name[index] { break }
+                    index += 1
                 }
-                index += 1
+                if index == length { return candidate.tag }
             }
-            if matches { return candidate.tag }
+            return nil
         }
-        return nil
+        // Load the name once as words (bytes past its end masked off), then compare words.
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &words) { storage in
+            storage.copyMemory(from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[range]))
+        }
+        return withUnsafeBytes(of: &words) { loaded in
+            for candidate in candidates {
+                var index = 0
+                while index < candidate.words.count
+                    && candidate.words[index] == loaded.load(fromByteOffset: index * 8, as: UInt64.self)
+                {
+                    index += 1
+                }
+                if index == candidate.words.count { return candidate.tag }
+            }
+            return nil
+        }
     }
 }

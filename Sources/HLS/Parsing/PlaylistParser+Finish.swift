@@ -6,9 +6,10 @@ extension PlaylistParser {
                 bytes.isEmpty ? "the playlist is empty (no #EXTM3U)" : "the playlist has no #EXTM3U line", line: 1,
                 fatal: true)
         }
-        if let pending = pendingVariant {
-            pendingVariant = nil
-            try report(failure("EXT-X-STREAM-INF is not followed by a URI line", line: pending.line))
+        if pendingVariantLine != 0 {
+            let line = pendingVariantLine
+            pendingVariantLine = 0
+            try report(failure("EXT-X-STREAM-INF is not followed by a URI line", line: line))
         }
         if kind == .multivariant && importLine != 0 {
             try report(failure("EXT-X-DEFINE IMPORT is only allowed in a media playlist", line: importLine))

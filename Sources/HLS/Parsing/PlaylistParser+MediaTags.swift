@@ -75,7 +75,7 @@ extension PlaylistParser {
         }
         if bytes[durationRange].contains(UInt8(ascii: ".")) { require(.decimalDuration) }
         if comma < value.upperBound {
-            segment.title = comma + 1 < value.upperBound ? text.string((comma + 1)..<value.upperBound) : ""
+            segment.annotations.title = comma + 1 < value.upperBound ? text.string((comma + 1)..<value.upperBound) : ""
         } else {
             warn("EXTINF has no comma after the duration")
         }
@@ -329,7 +329,7 @@ extension PlaylistParser {
         }
         media.segments.append(
             MediaSegment(
-                uri: uri, duration: segment.duration, title: segment.title, byteRange: segment.byteRange,
+                uri: uri, duration: segment.duration, byteRange: segment.byteRange,
                 programDateTime: segment.programDateTime, isDiscontinuity: segment.isDiscontinuity,
                 isGap: segment.isGap, annotations: segment.annotations))
         segment = SegmentBuilder()

@@ -137,7 +137,8 @@ extension PlaylistParser {
         }
         if let slot = list[.pathwayID] { variant.pathwayID = try quotedString(slot, "PATHWAY-ID") }
         if programIDLine == 0, list.others.contains(where: { $0.name == "PROGRAM-ID" }) { programIDLine = lineNumber }
-        pendingVariant = (variant, lineNumber)
+        pendingVariant = variant
+        pendingVariantLine = lineNumber
     }
 
     mutating func readIFrameStreamInf(_ value: Range<Int>) throws(ParseFailure) {

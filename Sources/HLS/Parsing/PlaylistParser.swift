@@ -39,7 +39,6 @@ enum VersionFeature: Int, CaseIterable {
 struct SegmentBuilder {
     var extinfLine = 0
     var duration = 0.0
-    var title = ""
     var byteRange: SegmentByteRange?
     var byteRangeLine = 0
     var programDateTime: HLSDateTime?
@@ -98,7 +97,10 @@ struct PlaylistParser {
 
     // Multivariant playlist state.
     var multivariant = MultivariantPlaylist()
-    var pendingVariant: (variant: VariantStream, line: Int)?
+    /// An EXT-X-STREAM-INF waiting for its URI line, and its line (0 when none: checked on every line, so
+    /// kept apart from the large value).
+    var pendingVariant = VariantStream(uri: "", bandwidth: 0)
+    var pendingVariantLine = 0
     var pendingLines: [PlaylistLine] = []
     var variantLines: [Int] = []
     var iFrameVariantLines: [Int] = []
@@ -191,15 +193,11 @@ struct PlaylistParser {
         while position < count {
             lineNumber += 1
             let lineStart = position
-            var lineEnd = position
+            var lineEnd = WordScan.firstControlCharacter(in: bytes, from: position, to: count)
             var hasControlCharacter = false
-            while lineEnd < count {
-                let byte = bytes[lineEnd]
-                if byte < 0x20 {
-                    if byte == 0x0A { break }
-                    hasControlCharacter = true
-                }
-                lineEnd += 1
+            while lineEnd < count && bytes[lineEnd] != 0x0A {
+                hasControlCharacter = true
+                lineEnd = WordScan.first(0x0A, in: bytes, from: lineEnd, to: count)
             }
             position = lineEnd + 1
             if lineEnd > lineStart && bytes[lineEnd - 1] == 0x0D { lineEnd -= 1 }
@@ -277,25 +275,25 @@ struct PlaylistParser {
 
     private mutating func processURI(_ range: Range<Int>) throws(ParseFailure) {
         guard sawHeader else { throw failure("the playlist does not start with #EXTM3U", fatal: true) }
-        if let pending = pendingVariant {
-            pendingVariant = nil
-            var variant = pending.variant
+        if pendingVariantLine != 0 {
+            let line = pendingVariantLine
+            pendingVariantLine = 0
+            var variant = pendingVariant
             variant.uri = try substitutedString(range, what: "URI line")
             placePendingLines(.beforeVariant(multivariant.variants.count))
             multivariant.variants.append(variant)
-            variantLines.append(pending.line)
+            variantLines.append(line)
             return
         }
         if kind == .multivariant {
             throw failure("URI line without an EXT-X-STREAM-INF tag before it")
         }
-        try setKind(.media, tagName: "a URI line")
+        if kind != .media { try setKind(.media, tagName: "a URI line") }
         try finishSegment(uriRange: range)
     }
 
     private mutating func processTag(_ range: Range<Int>) throws(ParseFailure) {
-        var colon = range.lowerBound + 1
-        while colon < range.upperBound && bytes[colon] != UInt8(ascii: ":") { colon += 1 }
+        let colon = WordScan.first(UInt8(ascii: ":"), in: bytes, from: range.lowerBound + 1, to: range.upperBound)
         let nameRange = (range.lowerBound + 1)..<colon
         var found = tagTable.tag(in: bytes, nameRange, ignoringCase: false)
         if found == nil, let tag = tagTable.tag(in: bytes, nameRange, ignoringCase: true) {
@@ -314,17 +312,17 @@ struct PlaylistParser {
             if colon < range.upperBound { warn("#EXTM3U takes no value") }
             return
         }
-        if let pending = pendingVariant {
-            pendingVariant = nil
-            try report(
-                failure("EXT-X-STREAM-INF is not followed by a URI line (\(tag.name) comes first)", line: pending.line))
+        if pendingVariantLine != 0 {
+            let line = pendingVariantLine
+            pendingVariantLine = 0
+            try report(failure("EXT-X-STREAM-INF is not followed by a URI line (\(tag.name) comes first)", line: line))
         }
         if tag.takesNoValue && colon < range.upperBound {
             warn("\(tag.name) takes no value; '\(text.string(value))' ignored")
         } else if !tag.takesNoValue && colon == range.upperBound {
             throw failure("\(tag.name) needs a value after a colon")
         }
-        if let tagKind = tag.playlistKind { try setKind(tagKind, tagName: tag.name) }
+        if let tagKind = tag.playlistKind, tagKind != kind { try setKind(tagKind, tagName: tag.name) }
         if tag.isSingleInstance {
             let first = tagLines[tag.rawValue]
             if first != 0 {

@@ -73,3 +73,40 @@ struct PlaylistText {
 }
 
 func isSpaceOrTab(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+
+/// Word-at-a-time byte searches (eight bytes per step; the lowest flagged byte of a word is always a true match).
+enum WordScan {
+    private static let ones: UInt64 = 0x0101_0101_0101_0101
+    private static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+    /// The index of the first byte below 0x20 (a control character, LF among them) in `from ..< end`, or `end`.
+    static func firstControlCharacter(in bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Int {
+        var index = start
+        if let base = bytes.baseAddress {
+            while index + 8 <= end {
+                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+                let flagged = (word &- ones &* 0x20) & ~word & highBits
+                if flagged != 0 { return index + flagged.trailingZeroBitCount / 8 }
+                index += 8
+            }
+        }
+        while index < end && bytes[index] >= 0x20 { index += 1 }
+        return index
+    }
+
+    /// The index of the first `byte` in `from ..< end`, or `end`.
+    static func first(_ byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Int {
+        var index = start
+        if let base = bytes.baseAddress {
+            let pattern = ones &* UInt64(byte)
+            while index + 8 <= end {
+                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self) ^ pattern
+                let flagged = (word &- ones) & ~word & highBits
+                if flagged != 0 { return index + flagged.trailingZeroBitCount / 8 }
+                index += 8
+            }
+        }
+        while index < end && bytes[index] != byte { index += 1 }
+        return index
+    }
+}

@@ -81,6 +81,9 @@ extension MediaPlaylist {
         var programDateTime: HLSDateTime?
         var firstDatedIndex: Int?
         let firstSequence = firstListedMediaSequence
+        // The keys in effect, resolved once per change; only IVs taken from the media sequence vary per segment.
+        var keysInEffect: [ResolvedKey] = []
+        var derivesIV = false
         for (index, segment) in segments.enumerated() {
             let annotations = segment.annotations
             for key in annotations.keys {
@@ -94,6 +97,14 @@ extension MediaPlaylist {
                     keys.append(key)
                     resolvedKeyURIs.append(key.uri.map(resolve))
                 }
+            }
+            if !annotations.keys.isEmpty {
+                keysInEffect = zip(keys, resolvedKeyURIs).map { key, uri in
+                    ResolvedKey(
+                        method: key.method, uri: uri, iv: key.iv ?? [], isIVExplicit: key.iv != nil,
+                        keyFormat: key.effectiveKeyFormat, keyFormatVersions: key.keyFormatVersions)
+                }
+                derivesIV = keys.contains { $0.iv == nil }
             }
             if let written = annotations.map {
                 var range: ByteRange?
@@ -134,11 +145,12 @@ extension MediaPlaylist {
                 programDateTime = previous.adding(seconds: segments[index - 1].duration)
             }
             let mediaSequence = firstSequence &+ UInt64(index)
-            let resolvedKeys = zip(keys, resolvedKeyURIs).map { key, uri in
-                ResolvedKey(
-                    method: key.method, uri: uri, iv: key.initializationVector(mediaSequence: mediaSequence),
-                    isIVExplicit: key.iv != nil, keyFormat: key.effectiveKeyFormat,
-                    keyFormatVersions: key.keyFormatVersions)
+            var resolvedKeys = keysInEffect
+            if derivesIV {
+                let iv = AES128CBC.iv(mediaSequence: mediaSequence)
+                for keyIndex in resolvedKeys.indices where !resolvedKeys[keyIndex].isIVExplicit {
+                    resolvedKeys[keyIndex].iv = iv
+                }
             }
             result.append(
                 ResolvedSegment(
