@@ -195,6 +195,15 @@ import Testing
         #expect(VariantPreference(text) == expected)
     }
 
+    @Test func resolutionsOrderByPixelsThenWidthThenHeight() {
+        let sorted = [
+            Resolution(width: 1280, height: 720), Resolution(width: 0, height: 9), Resolution(width: 720, height: 1280),
+            Resolution(width: 0, height: 5), Resolution(width: 640, height: 360),
+        ].sorted()
+        #expect(sorted.map(\.description) == ["0x5", "0x9", "640x360", "720x1280", "1280x720"])
+        #expect(Resolution("1920X1080") == Resolution(width: 1920, height: 1080) && Resolution("1920x") == nil)
+    }
+
     @Test func badVariantPreferencesDoNotParse() {
         for text in ["", "fast", "12x", "x720", "-5", "1e9", "k", "1.2.3M"] { #expect(VariantPreference(text) == nil) }
     }

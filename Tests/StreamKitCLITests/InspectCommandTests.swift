@@ -135,6 +135,9 @@ import Testing
         let directory = try TestRun.makeTemporaryDirectory("inspect").path
         let (directoryCode, _, directoryError) = await run([directory])
         #expect(directoryCode == .failure && directoryError == "error: \(directory): is a directory\n")
+        // Files only for now (docs/CLI.md): a URL is read as a path until the HTTP client lands.
+        let (urlCode, _, urlError) = await run(["https://example.com/index.m3u8"])
+        #expect(urlCode == .failure && urlError == "error: https://example.com/index.m3u8: no such file\n")
     }
 
     @Test func usageErrorsExit64() async throws {

@@ -65,9 +65,9 @@ public struct Resolution: Hashable, Sendable, Codable, Comparable, CustomStringC
     /// The number of pixels, for ordering.
     public var pixelCount: Int { width.multipliedReportingOverflow(by: height).overflow ? .max : width * height }
 
-    /// Orders by pixel count, then width.
+    /// Orders by pixel count, then width, then height.
     public static func < (lhs: Resolution, rhs: Resolution) -> Bool {
-        (lhs.pixelCount, lhs.width) < (rhs.pixelCount, rhs.width)
+        (lhs.pixelCount, lhs.width, lhs.height) < (rhs.pixelCount, rhs.width, rhs.height)
     }
 
     /// `WIDTHxHEIGHT`.

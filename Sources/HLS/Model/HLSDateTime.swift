@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Kept as whole seconds since 1970, nanoseconds and the UTC offset as written, so that writing it back
 /// gives the same instant and the same offset, with no floating-point drift.
-public struct HLSDateTime: Hashable, Sendable, Comparable, CustomStringConvertible {
+public struct HLSDateTime: Hashable, Sendable, CustomStringConvertible {
     /// Whole seconds since 1970-01-01T00:00:00Z.
     public var secondsSince1970: Int64
     /// The fraction of the second, in nanoseconds (`0 ..< 1_000_000_000`).
@@ -64,11 +64,12 @@ public struct HLSDateTime: Hashable, Sendable, Comparable, CustomStringConvertib
             utcOffsetMinutes: utcOffsetMinutes)
     }
 
-    public static func < (lhs: HLSDateTime, rhs: HLSDateTime) -> Bool {
-        (lhs.secondsSince1970, lhs.nanoseconds) < (rhs.secondsSince1970, rhs.nanoseconds)
+    /// Whether this instant comes before `other`, whatever their time zones.
+    public func isBefore(_ other: HLSDateTime) -> Bool {
+        (secondsSince1970, nanoseconds) < (other.secondsSince1970, other.nanoseconds)
     }
 
-    /// Whether the two values name the same instant, whatever their time zones.
+    /// Whether the two values name the same instant, whatever their time zones (`==` also compares the zones).
     public func isSameInstant(as other: HLSDateTime) -> Bool {
         secondsSince1970 == other.secondsSince1970 && nanoseconds == other.nanoseconds
     }

@@ -232,7 +232,7 @@ extension PlaylistParser {
         if range.startDate == nil && !dateRangeIDs.contains(range.id) {
             warn("EXT-X-DATERANGE \(range.id) has no START-DATE and no earlier range with its ID")
         }
-        if let start = range.startDate, let end = range.endDate, end < start {
+        if let start = range.startDate, let end = range.endDate, end.isBefore(start) {
             warn("EXT-X-DATERANGE \(range.id) ends before it starts")
         }
         if range.endOnNext && range.classValue == nil {
