@@ -10,8 +10,11 @@ public struct StreamKitCommand: ParsableCommand {
             StreamKit downloads HLS streams into local packages that play with no network, serves them
             from 127.0.0.1, caches progressive media as it plays, and records and publishes RTMP.
             """,
-        examples: [.init("Show the version", "streamkit --version")],
-        subcommands: [],
+        examples: [
+            .init("Show the version", "streamkit --version"),
+            .init("Record a live RTMP stream", "streamkit rtmp record rtmp://example.com/live/show -o show.flv"),
+        ],
+        subcommands: [RTMPCommand.self],
         version: "streamkit \(streamKitVersion)")
 
     public init() {}

@@ -14,15 +14,22 @@ import Testing
                 StreamKit downloads HLS streams into local packages that play with no network, serves them
                 from 127.0.0.1, caches progressive media as it plays, and records and publishes RTMP.
 
-                USAGE: streamkit
+                USAGE: streamkit <command>
 
                 OPTIONS:
                   --version               Show the version.
                   -h, --help              Show help information.
 
+                COMMANDS:
+                  rtmp                    Record an RTMP stream to FLV, or publish FLV to an RTMP server.
+
+                  See 'streamkit help <command>' for help on a command.
+
                 EXAMPLES:
                   Show the version:
                     streamkit --version
+                  Record a live RTMP stream:
+                    streamkit rtmp record rtmp://example.com/live/show -o show.flv
 
                 """)
     }
