@@ -66,11 +66,13 @@ public struct RecordingStateMachine: Sendable {
                 videoSequenceHeader = tag
                 return isRunning ? writeSequenceHeader(tag, at: position) : []
             }
+            // The end-of-sequence marker (AVC packet type 2, Enhanced SequenceEnd) is written, not counted.
+            let isFrame = header.packetType != 2
             if !isRunning {
                 guard header.isKeyframe else { return [] }
-                return begin(at: position) + write(message, at: position)
+                return begin(at: position) + write(message, at: position, isFrame: isFrame)
             }
-            return write(message, at: position)
+            return write(message, at: position, isFrame: isFrame)
         case .audio:
             guard let header = FLVAudioTagHeader(data: message.payload) else { return [] }
             if header.isSequenceHeader {
@@ -129,7 +131,7 @@ public struct RecordingStateMachine: Sendable {
         return [.writeTag(FLVTag(type: tag.type, timestamp: UInt32(truncatingIfNeeded: time), data: tag.data))]
     }
 
-    private mutating func write(_ message: RTMPMessage, at position: Int64) -> [Action] {
+    private mutating func write(_ message: RTMPMessage, at position: Int64, isFrame: Bool = true) -> [Action] {
         let time = position - base + offset
         // Audio a few milliseconds older than the keyframe the file starts with has nothing to play against.
         guard time >= offset else { return [] }
@@ -138,7 +140,11 @@ public struct RecordingStateMachine: Sendable {
             return [.durationReached]
         }
         lastTimestamp = max(lastTimestamp, time)
-        if message.type == .video { videoFrames += 1 } else { audioFrames += 1 }
+        if message.type == .video {
+            if isFrame { videoFrames += 1 }
+        } else {
+            audioFrames += 1
+        }
         let type: FLVTagType = message.type == .video ? .video : .audio
         return [.writeTag(FLVTag(type: type, timestamp: UInt32(truncatingIfNeeded: time), data: message.payload))]
     }

@@ -228,7 +228,14 @@ public actor RTMPConnection {
 
     /// One read from the socket, fed to the state machine.
     private func receiveOnce(timeout: Duration?) async throws(RTMPError) {
-        let bytes = try await socket.read(maxLength: configuration.readSize, timeout: timeout)
+        let bytes: [UInt8]
+        do {
+            bytes = try await socket.read(maxLength: configuration.readSize, timeout: timeout)
+        } catch  where error.kind == .connectionLost {
+            let lost = closedError(lost: error)
+            failure = lost
+            throw lost
+        }
         guard !bytes.isEmpty else {
             let error = closedError()
             failure = error
@@ -252,19 +259,19 @@ public actor RTMPConnection {
         }
     }
 
-    private func closedError() -> RTMPError {
-        switch machine.phase {
-        case .handshaking:
-            .connectionClosed("the server closed the connection during the handshake")
-        case .connecting:
-            .connectionClosed(
-                "the server closed the connection while connecting to application '\(url.application)' "
-                    + "(nginx-rtmp does this for an unknown application)")
-        case .creatingStream, .startingStream:
-            .connectionClosed("the server closed the connection before starting stream '\(url.streamName)'")
-        default:
-            .connectionClosed("the server closed the connection to \(url)")
-        }
+    /// The server closed (or reset, when `lost` is given) the connection: say when, as that says why.
+    private func closedError(lost: RTMPError? = nil) -> RTMPError {
+        let what = lost == nil ? "the server closed the connection" : "the connection failed (\(lost!.detail))"
+        let context =
+            switch machine.phase {
+            case .handshaking: "\(what) during the handshake"
+            case .connecting:
+                "\(what) while connecting to application '\(url.application)' "
+                    + "(nginx-rtmp does this for an unknown application)"
+            case .creatingStream, .startingStream: "\(what) before starting stream '\(url.streamName)'"
+            default: "\(what): \(url)"
+            }
+        return lost == nil ? .connectionClosed(context) : RTMPError(.connectionLost, context)
     }
 
     private func perform(_ actions: [RTMPClientStateMachine.Action], flushAt threshold: Int = 0) async throws(RTMPError)

@@ -59,23 +59,33 @@ public actor RTMPSocket {
     private var peer = ""
     private var hasEnded = false
 
+    /// Whether a connection is open, shared with the readiness callbacks.
+    private final class OpenFlag: Sendable {
+        let value = Atomic(false)
+    }
+
     /// One connected descriptor and its readiness sources; the descriptor is closed once Dispatch has let go of it.
     private final class Connection: Sendable {
         let descriptor: Int32
         let readable: SocketReadiness
         let writable: SocketReadiness
+        /// Readiness is reported as events only once the connection is open.
+        let isOpen = OpenFlag()
 
         init(descriptor: Int32, queue: DispatchQueue, events: AsyncStream<Event>.Continuation) {
             self.descriptor = descriptor
             let remaining = Atomic(2)
+            let isOpen = self.isOpen
             let closeWhenReleased: @Sendable () -> Void = {
                 if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { closeDescriptor(descriptor) }
             }
             readable = SocketReadiness(
-                descriptor: descriptor, direction: .read, queue: queue, onReady: { events.yield(.readable) },
+                descriptor: descriptor, direction: .read, queue: queue,
+                onReady: { if isOpen.value.load(ordering: .acquiring) { events.yield(.readable) } },
                 onCancelled: closeWhenReleased)
             writable = SocketReadiness(
-                descriptor: descriptor, direction: .write, queue: queue, onReady: { events.yield(.writable) },
+                descriptor: descriptor, direction: .write, queue: queue,
+                onReady: { if isOpen.value.load(ordering: .acquiring) { events.yield(.writable) } },
                 onCancelled: closeWhenReleased)
         }
 
@@ -148,8 +158,9 @@ public actor RTMPSocket {
                 }
             }
             connection = candidate
-            candidate.readable.arm()
             eventContinuation.yield(.opened)
+            candidate.isOpen.value.store(true, ordering: .releasing)
+            candidate.readable.arm()
             eventContinuation.yield(.writable)
             return
         }
