@@ -26,6 +26,7 @@ public struct RTMPError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let badName = Kind(rawValue: "bad stream name")
         public static let commandFailed = Kind(rawValue: "command failed")
         public static let invalidState = Kind(rawValue: "invalid state")
+        public static let noMedia = Kind(rawValue: "no media")
 
         public var description: String { rawValue }
     }
@@ -115,6 +116,11 @@ public struct RTMPError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Any other `_error` or error-level `onStatus`.
     public static func commandFailed(_ command: String, code: String?, description: String?) -> RTMPError {
         RTMPError(.commandFailed, "'\(command)' failed", serverCode: code, serverDescription: description)
+    }
+
+    /// A stream ended before any audio or video arrived.
+    public static func noMedia(_ stream: String, _ reason: String) -> RTMPError {
+        RTMPError(.noMedia, "stream '\(stream)' ended before any media arrived (\(reason))")
     }
 
     /// The API was used out of order (publishing before connecting, ...).

@@ -140,4 +140,28 @@ import Testing
             afterConnect.kind == .responseTimeout && afterConnect.description.contains("'createStream'"),
             "\(afterConnect)")
     }
+
+    /// A stream that starts and ends without audio or video is a failure, not an empty success.
+    @Test func streamEndingBeforeAnyMediaIsAFailure() async throws {
+        let startPlay =
+            Self.connectResult + Self.chunk(RTMPCommand(name: "_result", transactionID: 2, arguments: [1]).message())
+            + Self.chunk(
+                RTMPCommand(
+                    name: "onStatus", transactionID: 0,
+                    arguments: [.object(["level": "status", "code": "NetStream.Play.Start"])]
+                )
+                .message(streamID: 1))
+            + Self.chunk(RTMPControlMessage.userControl(.streamEOF(streamID: 1)).message, chunkStream: 2)
+        let responder = try ScriptedTCPResponder(steps: Self.script([.send(startPlay), .stall]))
+        let output = try TestRun.makeTemporaryDirectory("rtmp-empty").appendingPathComponent("empty.flv")
+        let recorder = RTMPRecorder(url: try RTMPURL("rtmp://127.0.0.1:\(responder.port)/live/empty"))
+        do {
+            _ = try await recorder.record(to: output.path)
+            Issue.record("an empty stream was recorded")
+        } catch let error as RTMPError {
+            #expect(error.kind == .noMedia && error.description.contains("Stream EOF"), "\(error)")
+        }
+        #expect(responder.connectionCount == 1, "a stream the server ended is not reconnected")
+        await responder.stop()
+    }
 }

@@ -199,6 +199,30 @@ struct RTMPCommandLineTests {
         await nginx.stop()
     }
 
+    /// Ctrl-C stops a recording with a complete file and exit code 130 (the built executable, signalled).
+    @Test func interruptFinishesTheFileAndExits130() async throws {
+        let executable = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/debug/streamkit")
+        try #require(FileManager.default.isExecutableFile(atPath: executable.path), "build the streamkit product first")
+        let fixture = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: NginxRTMPTests.seconds))
+        let nginx = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
+        let url = nginx.rtmpURL(application: "live", stream: "stop")
+        let output = try TestRun.makeTemporaryDirectory("rtmp-sigint").appendingPathComponent("stopped.flv")
+        let recorder = try ChildProcess(
+            executable: executable.path, arguments: ["rtmp", "record", url, "-o", output.path],
+            logName: "streamkit-record")
+        try await RealPeers.waitForLog(nginx, "play: name='stop'")
+        let publisher = try RealPeers.ffmpegPublisher(fixture.entryFile, to: url)
+        try await Task.sleep(for: .seconds(2))
+        recorder.signal(SIGINT)
+        #expect(try await recorder.wait(timeout: .seconds(10)) == 130, "\(recorder.standardError)")
+        #expect(recorder.standardOutput.contains("interrupted"), "\(recorder.standardOutput)")
+        let probe = try await Probe.of(output)
+        #expect(probe.videoPackets > 10 && probe.duration > 0.5 && probe.duration < Double(NginxRTMPTests.seconds))
+        await publisher.stop()
+        await nginx.stop()
+    }
+
     @Test func failuresExit1NamingWhatFailed() async throws {
         let nginx = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
         let output = try TestRun.makeTemporaryDirectory("rtmp-cli-fail").appendingPathComponent("none.flv")

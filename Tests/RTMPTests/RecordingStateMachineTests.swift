@@ -69,6 +69,23 @@ import Testing
             ])
     }
 
+    /// Metadata announcing video holds audio back until a keyframe (so sequence headers come
+    /// first), but not for ever.
+    @Test func announcedVideoHoldsAudioBack() {
+        var machine = RecordingStateMachine()
+        let announced = RTMPMessage(
+            type: .amf0Data, streamID: 1, payload: FLVScriptData.metadata(["videocodecid": 7]).data)
+        var actions = run(
+            &machine, [announced, Self.audio(0, data: Self.aacHeader), Self.audio(23), Self.audio(4_000)])
+        #expect(actions.isEmpty)
+        actions = run(&machine, [Self.video(4_010, data: Self.avcHeader), Self.video(4_020, key: true)])
+        #expect(actions.count == 4 && actions[1] == .writeTag(FLVTag(type: .video, timestamp: 0, data: Self.avcHeader)))
+
+        var silent = RecordingStateMachine()
+        #expect(run(&silent, [announced, Self.audio(0), Self.audio(4_999)]).isEmpty)
+        #expect(run(&silent, [Self.audio(5_000)]).count == 2, "starts without the video after 5 s")
+    }
+
     /// Timestamps that wrap past 2^32 keep counting forward in the file.
     @Test func followsTheWrap() {
         var machine = RecordingStateMachine()

@@ -135,13 +135,24 @@ public struct RTMPClientStateMachine: Sendable {
 
     /// Processes bytes the server sent.
     public mutating func receive(_ bytes: some Collection<UInt8>) -> [Action] {
+        var buffer = input
+        input = ByteBuffer()
+        buffer.writeBytes(bytes)
+        let actions = receive(&buffer, newBytes: bytes.count)
+        input = buffer
+        return actions
+    }
+
+    /// Processes the bytes in `buffer`, the last `newBytes` of which have just arrived; what
+    /// cannot be used yet stays in `buffer` for the next call. The owner keeps one buffer for
+    /// the connection, so bytes are copied once from the socket.
+    public mutating func receive(_ buffer: inout ByteBuffer, newBytes: Int) -> [Action] {
         guard phase != .failed, phase != .idle else { return [] }
-        acknowledgements.add(bytes.count)
-        input.writeBytes(bytes)
+        acknowledgements.add(newBytes)
         var actions: [Action] = []
         do {
             if phase == .handshaking {
-                for action in try handshake.receive(&input) {
+                for action in try handshake.receive(&buffer) {
                     switch action {
                     case .send(let reply):
                         output.writeBytes(reply)
@@ -152,7 +163,7 @@ public struct RTMPClientStateMachine: Sendable {
                 }
             }
             if phase != .handshaking {
-                while let message = try decoder.decode(&input) {
+                while let message = try decoder.decode(&buffer) {
                     try handle(message, into: &actions)
                     if phase == .failed { break }
                 }
@@ -161,7 +172,7 @@ public struct RTMPClientStateMachine: Sendable {
         } catch {
             actions.append(fail(error))
         }
-        if input.readableBytes == 0 || input.readerIndex > 1 << 16 { input.discardReadBytes() }
+        if buffer.readableBytes == 0 || buffer.readerIndex > 1 << 16 { buffer.discardReadBytes() }
         return flushed(actions)
     }
 

@@ -47,10 +47,23 @@ public final class FLVFileWriter {
     public func write(_ tag: FLVTag) throws(SystemError) {
         if tag.type == .audio { sawAudio = true }
         if tag.type == .video { sawVideo = true }
-        tag.write(into: &buffer)
         size += Int64(tag.size + 4)
-        if buffer.readableBytes >= 1 << 20 { try flush() }
+        guard tag.data.count >= Self.directWriteSize else {
+            tag.write(into: &buffer)
+            if buffer.readableBytes >= 1 << 20 { try flush() }
+            return
+        }
+        // A large tag goes out from where it is, beside the buffered bytes, without a copy.
+        FLVTag.writeHeader(type: tag.type, dataSize: tag.data.count, timestamp: tag.timestamp, into: &buffer)
+        try writeAll(buffer.readableBytesView, tag.data[...])
+        flushedSize += Int64(buffer.readableBytes + tag.data.count)
+        buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+        buffer.discardReadBytes()
+        buffer.writeInteger(UInt32(tag.size))
     }
+
+    /// Tags with at least this much data are written without copying it into the buffer.
+    static let directWriteSize = 32 << 10
 
     /// Appends `onMetaData` with `duration` and `filesize` set to zero, remembering where they are
     /// so that ``finish(duration:)`` can fill them in.
@@ -67,17 +80,40 @@ public final class FLVFileWriter {
 
     /// Writes out the buffered bytes.
     public func flush() throws(SystemError) {
-        var bytes = buffer.readableBytesView
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { writeDescriptor(descriptor, $0.baseAddress, $0.count) }
+        try writeAll(buffer.readableBytesView)
+        flushedSize += Int64(buffer.readableBytes)
+        // Keep the storage (nothing else refers to it now): new memory for every megabyte would
+        // cost a page fault per page.
+        buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+        buffer.discardReadBytes()
+    }
+
+    private func writeAll(_ bytes: ArraySlice<UInt8>) throws(SystemError) {
+        try writeAll(bytes, [][...])
+    }
+
+    /// Writes `first` then `second` with `writev`, however many calls it takes.
+    private func writeAll(_ first: ArraySlice<UInt8>, _ second: ArraySlice<UInt8>) throws(SystemError) {
+        var first = first
+        var second = second
+        while !first.isEmpty || !second.isEmpty {
+            let written = first.withUnsafeBytes { head in
+                second.withUnsafeBytes { tail in
+                    var vectors = [
+                        iovec(iov_base: UnsafeMutableRawPointer(mutating: head.baseAddress), iov_len: head.count),
+                        iovec(iov_base: UnsafeMutableRawPointer(mutating: tail.baseAddress), iov_len: tail.count),
+                    ]
+                    return writev(descriptor, &vectors, 2)
+                }
+            }
             if written < 0 {
                 if errno == EINTR { continue }
-                throw .current("write", subject: path)
+                throw .current("writev", subject: path)
             }
-            bytes = bytes.dropFirst(written)
+            let fromFirst = min(written, first.count)
+            first = first.dropFirst(fromFirst)
+            second = second.dropFirst(written - fromFirst)
         }
-        flushedSize += Int64(buffer.readableBytes)
-        buffer = ByteBuffer(capacity: 1 << 20)
     }
 
     /// Writes out everything, patches the header flags and the metadata's duration and file

@@ -20,7 +20,7 @@ public struct RTMPRecorder: Sendable {
 
         public init(
             duration: Duration? = nil, idleTimeout: Duration = .seconds(10), reconnects: Int = 1,
-            connection: RTMPConnection.Configuration = .init()
+            connection: RTMPConnection.Configuration = .recording
         ) {
             self.duration = duration
             self.idleTimeout = idleTimeout
@@ -107,15 +107,18 @@ public struct RTMPRecorder: Sendable {
                         endReason = .cancelled
                         break
                     }
-                    switch try await connection.nextMessage(idleTimeout: options.idleTimeout) {
-                    case .ended(let reason):
-                        endReason = .streamEnded(reason)
-                    case .media(let message):
-                        for action in machine.receive(message) {
-                            switch action {
-                            case .writeMetadata(let properties): try writer.writeMetadata(properties)
-                            case .writeTag(let tag): try writer.write(tag)
-                            case .durationReached: endReason = .durationReached
+                    for event in try await connection.nextMessages(idleTimeout: options.idleTimeout)
+                    where endReason == nil {
+                        switch event {
+                        case .ended(let reason):
+                            endReason = .streamEnded(reason)
+                        case .media(let message):
+                            for action in machine.receive(message) {
+                                switch action {
+                                case .writeMetadata(let properties): try writer.writeMetadata(properties)
+                                case .writeTag(let tag): try writer.write(tag)
+                                case .durationReached: endReason = .durationReached
+                                }
                             }
                         }
                     }
@@ -149,6 +152,9 @@ public struct RTMPRecorder: Sendable {
             }
         }
         try writer.finish(duration: machine.duration)
+        if !machine.hasStarted, case .streamEnded(let reason) = endReason {
+            throw RTMPError.noMedia(url.streamName, reason)
+        }
         let final = progress()
         report(final)
         return Summary(progress: final, endReason: endReason!)

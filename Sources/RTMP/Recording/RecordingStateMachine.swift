@@ -36,6 +36,8 @@ public struct RecordingStateMachine: Sendable {
     private var writtenVideoSequenceHeader: [UInt8]?
     private var writtenAudioSequenceHeader: [UInt8]?
     private var sawVideo = false
+    /// The first audio timestamp seen while waiting for video, for the audio-only fallback.
+    private var firstWaitingAudio: Int64?
     private var isRunning = false
     private var finished = false
     private var unwrapper = RTMPTimelineUnwrapper()
@@ -81,8 +83,11 @@ public struct RecordingStateMachine: Sendable {
                 return isRunning ? writeSequenceHeader(tag, at: position) : []
             }
             if !isRunning {
-                // With video around, wait for its keyframe; an audio-only stream starts at once.
-                guard !sawVideo && videoSequenceHeader == nil else { return [] }
+                // With video around (or announced by the metadata), wait for its keyframe; an
+                // audio-only stream starts at once, and so does one whose video never shows up.
+                let waited = position - (firstWaitingAudio ?? position)
+                firstWaitingAudio = firstWaitingAudio ?? position
+                guard !expectsVideo || waited >= Self.videoWait else { return [] }
                 return begin(at: position) + write(message, at: position)
             }
             return write(message, at: position)
@@ -96,9 +101,20 @@ public struct RecordingStateMachine: Sendable {
     public mutating func reconnected() {
         isRunning = false
         sawVideo = false
+        firstWaitingAudio = nil
         unwrapper = RTMPTimelineUnwrapper()
         videoSequenceHeader = nil
         audioSequenceHeader = nil
+    }
+
+    /// How long audio is held back waiting for announced video before recording starts without it.
+    static let videoWait: Int64 = 5_000
+
+    /// Whether video has been seen, or the metadata announces it.
+    private var expectsVideo: Bool {
+        if sawVideo || videoSequenceHeader != nil { return true }
+        guard let metadata else { return false }
+        return ["videocodecid", "width", "height", "videodatarate"].contains { metadata[$0] != nil }
     }
 
     /// The media time recorded, in seconds.

@@ -62,7 +62,11 @@ public actor RTMPConnection {
     private let socket: RTMPSocket
     private var machine: RTMPClientStateMachine
     private var outbound = ByteBuffer()
+    /// Bytes from the server not yet used by the state machine.
+    private var inbox = ByteBuffer()
+    /// Media and stream ends not yet taken by ``nextMessage(idleTimeout:)``, from `pendingStart` on.
     private var pending: [RTMPClientStateMachine.Action] = []
+    private var pendingStart = 0
     private var handshakeResult = HandshakeResult()
     private var connectStatus: RTMPStatus?
     private var startStatus: RTMPStatus?
@@ -138,6 +142,16 @@ public actor RTMPConnection {
         }
     }
 
+    /// Every message that has arrived, waiting for at least one: fewer hops than one at a time
+    /// when media arrives in bursts. The stream's end, if any, is last.
+    ///
+    /// - Throws: As ``nextMessage(idleTimeout:)``.
+    public func nextMessages(idleTimeout: Duration?) async throws(RTMPError) -> [PlayEvent] {
+        var events = [try await nextMessage(idleTimeout: idleTimeout)]
+        while case .media = events.last!, let event = takePlayEvent() { events.append(event) }
+        return events
+    }
+
     /// Sends one tag of a published stream; bytes are gathered and written in batches.
     ///
     /// - Throws: ``RTMPError`` when the server has failed the stream, or the connection fails.
@@ -180,8 +194,14 @@ public actor RTMPConnection {
     // MARK: Private
 
     private func takePlayEvent() -> PlayEvent? {
-        while !pending.isEmpty {
-            switch pending.removeFirst() {
+        while pendingStart < pending.count {
+            let action = pending[pendingStart]
+            pendingStart += 1
+            if pendingStart == pending.count {
+                pending.removeAll(keepingCapacity: true)
+                pendingStart = 0
+            }
+            switch action {
             case .media(let message): return .media(message)
             case .streamEnded(let reason): return .ended(reason: reason)
             default: continue
@@ -228,34 +248,53 @@ public actor RTMPConnection {
 
     /// One read from the socket, fed to the state machine.
     private func receiveOnce(timeout: Duration?) async throws(RTMPError) {
-        let bytes: [UInt8]
+        var buffer = inbox
+        inbox = ByteBuffer()
+        let count: Int
         do {
-            bytes = try await socket.read(maxLength: configuration.readSize, timeout: timeout)
+            count = try await socket.read(appendingTo: &buffer, maxLength: configuration.readSize, timeout: timeout)
         } catch  where error.kind == .connectionLost {
+            inbox = buffer
             let lost = closedError(lost: error)
             failure = lost
             throw lost
+        } catch {
+            inbox = buffer
+            throw error
         }
-        guard !bytes.isEmpty else {
+        try await feed(&buffer, count: count)
+    }
+
+    /// Feeds `count` new bytes at the end of `buffer` to the state machine; 0 means the server closed.
+    private func feed(_ buffer: inout ByteBuffer, count: Int) async throws(RTMPError) {
+        defer { inbox = buffer }
+        guard count > 0 else {
             let error = closedError()
             failure = error
             throw error
         }
-        bytesReceived += Int64(bytes.count)
-        try await perform(machine.receive(bytes))
+        bytesReceived += Int64(count)
+        try await perform(machine.receive(&buffer, newBytes: count))
     }
 
     /// Processes whatever the server has sent without waiting (acknowledgements, pings, errors while publishing).
     private func drainIncoming() async throws(RTMPError) {
         if let failure { throw failure }
-        while let bytes = try await socket.readAvailable(maxLength: configuration.readSize) {
-            guard !bytes.isEmpty else {
-                let error = closedError()
-                failure = error
+        while true {
+            var buffer = inbox
+            inbox = ByteBuffer()
+            let count: Int?
+            do {
+                count = try await socket.readAvailable(appendingTo: &buffer, maxLength: configuration.readSize)
+            } catch {
+                inbox = buffer
                 throw error
             }
-            bytesReceived += Int64(bytes.count)
-            try await perform(machine.receive(bytes))
+            guard let count else {
+                inbox = buffer
+                return
+            }
+            try await feed(&buffer, count: count)
         }
     }
 
@@ -305,11 +344,25 @@ public actor RTMPConnection {
 
     private func writeOutbound() async throws(RTMPError) {
         guard outbound.readableBytes > 0 else { return }
-        let bytes = outbound
-        outbound = ByteBuffer(capacity: configuration.writeBatchSize + 64 << 10)
+        var bytes = outbound
+        outbound = ByteBuffer()
         bytesSent += Int64(bytes.readableBytes)
         try await socket.write(bytes)
+        // Reuse the storage for the next batch.
+        bytes.moveReaderIndex(forwardBy: bytes.readableBytes)
+        bytes.discardReadBytes()
+        if outbound.readableBytes == 0 { outbound = bytes }
     }
+}
+
+extension RTMPConnection.Configuration {
+    /// For recording: reads gather up to 40 ms of data (less than a video frame's time at 25 fps),
+    /// so a live stream wakes the recorder less often, at no cost to the file.
+    public static let recording: RTMPConnection.Configuration = {
+        var configuration = RTMPConnection.Configuration()
+        configuration.socket.readCoalescing = .milliseconds(100)
+        return configuration
+    }()
 }
 
 /// Milliseconds of a monotonic clock, for the handshake's time field.

@@ -40,13 +40,20 @@ public actor RTMPSocket {
         public var idleTimeout: Duration?
         /// The most bytes one ``read(maxLength:)`` returns by default (4 KB, as the original session read).
         public var readSize: Int
+        /// After a read, wait at least this long before the next wake-up for data, so that bytes
+        /// gather in the kernel and are read in fewer, larger reads: less CPU for a recorder that
+        /// does not need each message the moment it arrives. `nil` reads data as soon as it comes.
+        /// (Applies with the epoll reactor on Linux.)
+        public var readCoalescing: Duration?
 
         public init(
-            connectTimeout: Duration = .seconds(10), idleTimeout: Duration? = .seconds(30), readSize: Int = 4_096
+            connectTimeout: Duration = .seconds(10), idleTimeout: Duration? = .seconds(30), readSize: Int = 4_096,
+            readCoalescing: Duration? = nil
         ) {
             self.connectTimeout = connectTimeout
             self.idleTimeout = idleTimeout
             self.readSize = readSize
+            self.readCoalescing = readCoalescing
         }
     }
 
@@ -58,40 +65,102 @@ public actor RTMPSocket {
     private var connection: Connection?
     private var peer = ""
     private var hasEnded = false
+    /// Reused for every read, so that a large read size costs no allocation per read.
+    private var scratch: [UInt8] = []
 
     /// Whether a connection is open, shared with the readiness callbacks.
     private final class OpenFlag: Sendable {
         let value = Atomic(false)
     }
 
-    /// One connected descriptor and its readiness sources; the descriptor is closed once Dispatch has let go of it.
+    /// One connected descriptor and what wakes its waiters: the process's epoll reactor on
+    /// Linux, Dispatch sources elsewhere. The descriptor is closed once nothing watches it.
     private final class Connection: Sendable {
+        /// The two ways to wait for readiness.
+        private enum Waker {
+            #if os(Linux)
+            case reactor(SocketReactor)
+            #endif
+            case dispatch(read: SocketReadiness, write: SocketReadiness)
+        }
+
         let descriptor: Int32
-        let readable: SocketReadiness
-        let writable: SocketReadiness
         /// Readiness is reported as events only once the connection is open.
         let isOpen = OpenFlag()
+        private let isClosed = OpenFlag()
+        private let onReadable: @Sendable () -> Void
+        private let onWritable: @Sendable () -> Void
+        private let waker: Waker
 
         init(descriptor: Int32, queue: DispatchQueue, events: AsyncStream<Event>.Continuation) {
             self.descriptor = descriptor
-            let remaining = Atomic(2)
             let isOpen = self.isOpen
+            let onReadable: @Sendable () -> Void = {
+                if isOpen.value.load(ordering: .acquiring) { events.yield(.readable) }
+            }
+            let onWritable: @Sendable () -> Void = {
+                if isOpen.value.load(ordering: .acquiring) { events.yield(.writable) }
+            }
+            self.onReadable = onReadable
+            self.onWritable = onWritable
+            #if os(Linux)
+            if let reactor = SocketReactor.shared {
+                waker = .reactor(reactor)
+                return
+            }
+            #endif
+            let remaining = Atomic(2)
             let closeWhenReleased: @Sendable () -> Void = {
                 if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { closeDescriptor(descriptor) }
             }
-            readable = SocketReadiness(
-                descriptor: descriptor, direction: .read, queue: queue,
-                onReady: { if isOpen.value.load(ordering: .acquiring) { events.yield(.readable) } },
-                onCancelled: closeWhenReleased)
-            writable = SocketReadiness(
-                descriptor: descriptor, direction: .write, queue: queue,
-                onReady: { if isOpen.value.load(ordering: .acquiring) { events.yield(.writable) } },
-                onCancelled: closeWhenReleased)
+            waker = .dispatch(
+                read: SocketReadiness(
+                    descriptor: descriptor, direction: .read, queue: queue, onReady: onReadable,
+                    onCancelled: closeWhenReleased),
+                write: SocketReadiness(
+                    descriptor: descriptor, direction: .write, queue: queue, onReady: onWritable,
+                    onCancelled: closeWhenReleased))
+        }
+
+        /// Waits until the socket is ready for `direction`, `timeout` passes, or the task is
+        /// cancelled; see ``SocketReactor`` for `coalescing`.
+        func wait(
+            _ direction: ReadinessDirection, timeout: Duration?, coalescing: Duration? = nil
+        ) async -> ReadinessOutcome {
+            switch waker {
+            #if os(Linux)
+            case .reactor(let reactor):
+                await reactor.wait(
+                    descriptor, direction, timeout: timeout, coalescing: coalescing,
+                    onReady: direction == .read ? onReadable : onWritable)
+            #endif
+            case .dispatch(let read, let write):
+                await (direction == .read ? read : write).wait(timeout: timeout)
+            }
+        }
+
+        /// Reports the next arrival of data as a `readable` event, with nobody waiting.
+        func watchReadable() {
+            switch waker {
+            #if os(Linux)
+            case .reactor(let reactor): reactor.notify(descriptor, .read, onReady: onReadable)
+            #endif
+            case .dispatch(let read, _): read.arm()
+            }
         }
 
         func close() {
-            readable.cancel()
-            writable.cancel()
+            guard !isClosed.value.exchange(true, ordering: .acquiringAndReleasing) else { return }
+            switch waker {
+            #if os(Linux)
+            case .reactor(let reactor):
+                reactor.remove(descriptor)
+                closeDescriptor(descriptor)
+            #endif
+            case .dispatch(let read, let write):
+                read.cancel()
+                write.cancel()
+            }
         }
     }
 
@@ -140,7 +209,7 @@ public actor RTMPSocket {
             }
             if result != 0 {
                 let remaining = deadline - ContinuousClock.now
-                let outcome = await candidate.writable.wait(timeout: remaining > .zero ? remaining : .zero)
+                let outcome = await candidate.wait(.write, timeout: remaining > .zero ? remaining : .zero)
                 if outcome != .ready {
                     candidate.close()
                     if outcome == .timedOut {
@@ -160,7 +229,7 @@ public actor RTMPSocket {
             connection = candidate
             eventContinuation.yield(.opened)
             candidate.isOpen.value.store(true, ordering: .releasing)
-            candidate.readable.arm()
+            candidate.watchReadable()
             eventContinuation.yield(.writable)
             return
         }
@@ -173,11 +242,27 @@ public actor RTMPSocket {
     /// - Returns: The bytes read; empty when the peer has closed the connection.
     /// - Throws: ``RTMPError``: idle timeout, connection lost, or invalid state when not connected.
     public func read(maxLength: Int? = nil, timeout: Duration? = nil) async throws(RTMPError) -> [UInt8] {
+        var buffer = ByteBuffer()
+        _ = try await read(appendingTo: &buffer, maxLength: maxLength, timeout: timeout)
+        return Array(buffer.readableBytesView)
+    }
+
+    /// Reads up to `maxLength` bytes onto the end of `buffer`, waiting for some to arrive.
+    ///
+    /// - Returns: The number of bytes read; 0 when the peer has closed the connection.
+    /// - Throws: As ``read(maxLength:timeout:)``.
+    public func read(
+        appendingTo buffer: inout ByteBuffer, maxLength: Int? = nil, timeout: Duration? = nil
+    )
+        async throws(RTMPError) -> Int
+    {
         let limit = timeout ?? configuration.idleTimeout
         while true {
-            if let bytes = try readAvailable(maxLength: maxLength) { return bytes }
+            if let count = try receive(appendingTo: &buffer, maxLength: maxLength, watchWhenDrained: false) {
+                return count
+            }
             guard let connection else { throw .invalidState("read on a closed RTMP socket") }
-            switch await connection.readable.wait(timeout: limit) {
+            switch await connection.wait(.read, timeout: limit, coalescing: configuration.readCoalescing) {
             case .ready: continue
             case .timedOut: throw .idleTimeout("data from \(peer)", after: limit ?? .zero)
             case .cancelled: throw .connectionClosed("the socket to \(peer) was closed while reading")
@@ -189,30 +274,46 @@ public actor RTMPSocket {
     ///
     /// - Returns: The bytes, `nil` when none are available yet, empty when the peer has closed the connection.
     public func readAvailable(maxLength: Int? = nil) throws(RTMPError) -> [UInt8]? {
+        var buffer = ByteBuffer()
+        guard try readAvailable(appendingTo: &buffer, maxLength: maxLength) != nil else { return nil }
+        return Array(buffer.readableBytesView)
+    }
+
+    /// Reads whatever is available now onto the end of `buffer`, without waiting.
+    ///
+    /// - Returns: The number of bytes read, `nil` when none are available yet, 0 when the peer has closed the connection.
+    public func readAvailable(appendingTo buffer: inout ByteBuffer, maxLength: Int? = nil) throws(RTMPError) -> Int? {
+        try receive(appendingTo: &buffer, maxLength: maxLength, watchWhenDrained: true)
+    }
+
+    /// One `recv`; when the socket is drained and nobody is about to wait, the next arrival is
+    /// reported as a `readable` event.
+    private func receive(
+        appendingTo buffer: inout ByteBuffer, maxLength: Int?, watchWhenDrained: Bool
+    ) throws(RTMPError)
+        -> Int?
+    {
         guard let connection else {
-            if hasEnded { return [] }
+            if hasEnded { return 0 }
             throw .invalidState("read on a closed RTMP socket")
         }
         let capacity = max(1, maxLength ?? configuration.readSize)
+        if scratch.count < capacity { scratch = [UInt8](repeating: 0, count: capacity) }
         while true {
-            var received = 0
-            let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-                received = recv(connection.descriptor, buffer.baseAddress, capacity, 0)
-                count = max(0, received)
-            }
+            let received = scratch.withUnsafeMutableBytes { recv(connection.descriptor, $0.baseAddress, capacity, 0) }
             if received > 0 {
-                connection.readable.arm()
-                return bytes
+                buffer.writeBytes(scratch[0..<received])
+                return received
             }
             if received == 0 {
                 hasEnded = true
                 eventContinuation.yield(.ended)
-                return []
+                return 0
             }
             switch errno {
             case EINTR: continue
             case EAGAIN, EWOULDBLOCK:
-                connection.readable.arm()
+                if watchWhenDrained { connection.watchReadable() }
                 return nil
             default:
                 let error = RTMPError.connectionLost(SystemError.current("recv", subject: peer))
@@ -233,7 +334,8 @@ public actor RTMPSocket {
     ///
     /// - Throws: ``RTMPError``: idle timeout when nothing could be written for that long, connection lost.
     public func write(_ bytes: some Collection<UInt8> & Sendable) async throws(RTMPError) {
-        let contiguous: ArraySlice<UInt8> = (bytes as? ArraySlice<UInt8>) ?? ArraySlice(bytes)
+        let contiguous: ArraySlice<UInt8> =
+            (bytes as? ArraySlice<UInt8>) ?? (bytes as? [UInt8])?[...] ?? ArraySlice(bytes)
         var offset = contiguous.startIndex
         while offset < contiguous.endIndex {
             guard let connection else { throw .invalidState("write on a closed RTMP socket") }
@@ -247,7 +349,7 @@ public actor RTMPSocket {
             switch errno {
             case EINTR: continue
             case EAGAIN, EWOULDBLOCK:
-                switch await connection.writable.wait(timeout: configuration.idleTimeout) {
+                switch await connection.wait(.write, timeout: configuration.idleTimeout) {
                 case .ready: continue
                 case .timedOut: throw .idleTimeout("\(peer) to accept data", after: configuration.idleTimeout ?? .zero)
                 case .cancelled: throw .connectionClosed("the socket to \(peer) was closed while writing")

@@ -1,21 +1,24 @@
 import Dispatch
 import Synchronization
 
+/// How a wait for socket readiness ended.
+enum ReadinessOutcome: Sendable {
+    case ready
+    case timedOut
+    case cancelled
+}
+
+/// Which readiness a wait is for.
+enum ReadinessDirection: Sendable {
+    case read
+    case write
+}
+
 /// Waits for a non-blocking socket to become readable or writable without holding a thread:
 /// a Dispatch source watches the descriptor only while someone waits, and resumes the waiter.
 final class SocketReadiness: Sendable {
-    /// Which readiness the source watches.
-    enum Direction: Sendable {
-        case read
-        case write
-    }
-
-    /// How a wait ended.
-    enum Outcome: Sendable {
-        case ready
-        case timedOut
-        case cancelled
-    }
+    typealias Direction = ReadinessDirection
+    typealias Outcome = ReadinessOutcome
 
     private struct State {
         /// Whether the source is suspended (it is created inactive, which counts as suspended).

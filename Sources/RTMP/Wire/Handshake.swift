@@ -50,10 +50,10 @@ public struct RTMPHandshake: Sendable {
     /// Prepares C1 from `uptime` (the C1 time field, milliseconds) and `random`.
     public init(mode: Mode = .plain, uptime: UInt32, random: inout some RandomNumberGenerator) {
         self.mode = mode
-        var bytes = [UInt8](repeating: 0, count: Self.packetSize)
+        var bytes = Self.randomBytes(Self.packetSize, using: &random)
         for index in 0..<4 { bytes[index] = UInt8(truncatingIfNeeded: uptime >> (24 - 8 * index)) }
-        for index in 8..<Self.packetSize { bytes[index] = UInt8.random(in: 0...255, using: &random) }
-        c2Random = (0..<Self.packetSize).map { _ in UInt8.random(in: 0...255, using: &random) }
+        for index in 4..<8 { bytes[index] = 0 }
+        c2Random = Self.randomBytes(Self.packetSize, using: &random)
         switch mode {
         case .plain:
             c1DigestOffset = 0
@@ -70,6 +70,19 @@ public struct RTMPHandshake: Sendable {
             c1DigestOffset = offset
         }
         c1 = bytes
+    }
+
+    /// `count` random bytes, eight from each draw (the system generator makes a system call per draw).
+    private static func randomBytes(_ count: Int, using random: inout some RandomNumberGenerator) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count + 8)
+        while bytes.count < count {
+            let word = random.next()
+            for shift in stride(from: 0, to: 64, by: 8) {
+                bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
+            }
+        }
+        return Array(bytes.prefix(count))
     }
 
     /// C0 and C1, to send first.

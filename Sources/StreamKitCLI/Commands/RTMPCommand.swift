@@ -65,7 +65,7 @@ public struct RTMPRecordCommand: ParsableCommand {
 
     public func run(_ context: CommandContext) async throws {
         let rtmpURL = try RTMPURL(url)
-        var connection = RTMPConnection.Configuration()
+        var connection = RTMPConnection.Configuration.recording
         connection.client.handshake = digestHandshake ? .digest : .plain
         let options = RTMPRecorder.Options(
             duration: duration.map { .milliseconds(Int64(($0 * 1_000).rounded())) },
