@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -10,14 +11,21 @@ import Darwin
 /// its files complete and the command can exit with 130.
 public enum InterruptHandler {
     /// Runs `body` in a task that SIGINT cancels; the default SIGINT action is restored afterwards.
+    ///
+    /// - Throws: What `body` throws, or `CancellationError` when it failed after an interrupt
+    ///   (whatever error the cancelled work surfaced as).
     public static func run<Result: Sendable>(
         _ body: @escaping @Sendable () async throws -> Result
     ) async throws
         -> Result
     {
         let task = Task { try await body() }
+        let interrupted = Interrupted()
         let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        source.setEventHandler { task.cancel() }
+        source.setEventHandler {
+            interrupted.value.store(true, ordering: .releasing)
+            task.cancel()
+        }
         signal(SIGINT, SIG_IGN)
         source.resume()
         defer {
@@ -25,9 +33,18 @@ public enum InterruptHandler {
             signal(SIGINT, SIG_DFL)
         }
         return try await withTaskCancellationHandler {
-            try await task.value
+            do {
+                return try await task.value
+            } catch {
+                if interrupted.value.load(ordering: .acquiring) { throw CancellationError() }
+                throw error
+            }
         } onCancel: {
             task.cancel()
         }
+    }
+
+    private final class Interrupted: Sendable {
+        let value = Atomic(false)
     }
 }
