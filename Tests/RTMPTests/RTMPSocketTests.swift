@@ -46,6 +46,31 @@ import Glibc
         await responder.stop()
     }
 
+    /// A reset is an error event and a `connectionLost` error naming the peer.
+    @Test func resetIsAnErrorEvent() async throws {
+        let responder = try ScriptedTCPResponder(steps: [.readRequestHead, .reset])
+        let socket = RTMPSocket()
+        let log = EventLog()
+        let watcher = Task { for await event in socket.events { await log.append(event) } }
+        try await socket.connect(host: "127.0.0.1", port: responder.port)
+        try await socket.write(Array("GO\r\n\r\n".utf8))
+        do {
+            _ = try await socket.read()
+            Issue.record("read after a reset returned data")
+        } catch {
+            #expect(
+                error.kind == .connectionLost && error.description.contains("127.0.0.1:\(responder.port)"), "\(error)")
+        }
+        await socket.disconnect()
+        await socket.finishEvents()
+        await watcher.value
+        #expect(
+            await log.events.contains {
+                if case .error(let error) = $0 { error.kind == .connectionLost } else { false }
+            })
+        await responder.stop()
+    }
+
     @Test func readsInFourKilobytePiecesByDefault() async throws {
         let payload = [UInt8](repeating: 0x41, count: 10_000)
         let responder = try ScriptedTCPResponder(steps: [.send(payload), .sleep(.milliseconds(200)), .close])
