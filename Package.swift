@@ -17,6 +17,9 @@ let package = Package(
         .library(name: "Core", targets: ["Core"]),
         .library(name: "HTTP", targets: ["HTTP"]),
         .library(name: "HLS", targets: ["HLS"]),
+        .library(name: "AMF", targets: ["AMF"]),
+        .library(name: "FLV", targets: ["FLV"]),
+        .library(name: "RTMP", targets: ["RTMP"]),
         .executable(name: "streamkit", targets: ["streamkit"]),
     ],
     targets: [
@@ -42,13 +45,17 @@ let package = Package(
             name: "HTTP",
             dependencies: ["Core", .target(name: "CCurl", condition: linuxOnly)],
             swiftSettings: strictSettings),
+        // Wire formats and the RTMP client: AMF0/AMF3 values, FLV files, RTMP state machines and the socket edge.
+        .target(name: "AMF", dependencies: ["Core"], swiftSettings: strictSettings),
+        .target(name: "FLV", dependencies: ["Core", "AMF"], swiftSettings: strictSettings),
+        .target(name: "RTMP", dependencies: ["Core", "AMF", "FLV"], swiftSettings: strictSettings),
         .target(
             name: "HLS",
             dependencies: ["Core"],
             swiftSettings: strictSettings),
         .target(
             name: "StreamKitCLI",
-            dependencies: ["Core", "HLS"],
+            dependencies: ["Core", "HLS", "RTMP", "FLV"],
             swiftSettings: strictSettings),
         .executableTarget(
             name: "streamkit",
@@ -68,6 +75,12 @@ let package = Package(
 
         .testTarget(name: "CoreTests", dependencies: ["Core", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Core", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(name: "AMFTests", dependencies: ["AMF", "Core"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "FLVTests", dependencies: ["FLV", "AMF", "Core", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "RTMPTests", dependencies: ["RTMP", "FLV", "AMF", "Core", "TestSupport", "StreamKitCLI"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "HLSTests", dependencies: ["HLS", "Core", "TestSupport"], exclude: ["Corpus"],
             swiftSettings: strictSettings),

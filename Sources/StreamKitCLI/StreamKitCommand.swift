@@ -13,8 +13,9 @@ public struct StreamKitCommand: ParsableCommand {
         examples: [
             .init("Show the version", "streamkit --version"),
             .init("Summarize a playlist", "streamkit inspect index.m3u8"),
+            .init("Record a live RTMP stream", "streamkit rtmp record rtmp://example.com/live/show -o show.flv"),
         ],
-        subcommands: [InspectCommand.self],
+        subcommands: [InspectCommand.self, RTMPCommand.self],
         version: "streamkit \(streamKitVersion)")
 
     public init() {}

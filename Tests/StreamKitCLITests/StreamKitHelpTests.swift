@@ -22,6 +22,7 @@ import Testing
 
                 COMMANDS:
                   inspect                 Parse an HLS playlist and summarize it, or print it as JSON.
+                  rtmp                    Record an RTMP stream to FLV, or publish FLV to an RTMP server.
 
                   See 'streamkit help <command>' for help on a command.
 
@@ -30,6 +31,8 @@ import Testing
                     streamkit --version
                   Summarize a playlist:
                     streamkit inspect index.m3u8
+                  Record a live RTMP stream:
+                    streamkit rtmp record rtmp://example.com/live/show -o show.flv
 
                 """)
     }

@@ -1,0 +1,140 @@
+import StreamKitCLI
+import Testing
+
+/// Help snapshots and usage exit codes of `streamkit rtmp`; the commands against real servers
+/// are tested in RTMPTests.
+@Suite struct RTMPCommandTests {
+    private func run(_ arguments: [String]) async -> (ExitCode, String, String) {
+        let context = CommandContext.capturing()
+        let code = await CommandRunner.run(StreamKitCommand.self, arguments: arguments, context: context)
+        return (code, context.output.text, context.errorOutput.text)
+    }
+
+    @Test func groupHelpSnapshot() async {
+        let (code, output, _) = await run(["rtmp", "--help"])
+        #expect(code == .success)
+        #expect(
+            output == """
+                OVERVIEW: Record an RTMP stream to FLV, or publish FLV to an RTMP server.
+
+                USAGE: streamkit rtmp <command>
+
+                OPTIONS:
+                  -h, --help              Show help information.
+
+                COMMANDS:
+                  record                  Record a live RTMP stream to an FLV file.
+                  publish                 Publish an FLV file to an RTMP server.
+
+                  See 'streamkit rtmp help <command>' for help on a command.
+
+                EXAMPLES:
+                  Record 60 seconds of a live stream:
+                    streamkit rtmp record rtmp://example.com/live/show -o show.flv --duration 60
+                  Publish a file at its own pace:
+                    streamkit rtmp publish show.flv rtmp://example.com/live/show --realtime
+
+                """)
+    }
+
+    @Test func recordHelpSnapshot() async {
+        let (code, output, _) = await run(["help", "rtmp", "record"])
+        #expect(code == .success)
+        #expect(
+            output == """
+                OVERVIEW: Record a live RTMP stream to an FLV file.
+
+                The file starts with the stream's metadata and sequence headers, then media from the first
+                keyframe, with timestamps starting at zero. Recording stops after --duration seconds of media,
+                when the server ends the stream, or when no media arrives for --idle-timeout seconds; a
+                dropped connection is reopened once. Ctrl-C stops it with a complete file (exit code 130).
+
+                USAGE: streamkit rtmp record <rtmp-url> --output <out.flv> [--duration <seconds>] [--idle-timeout <seconds>] [--digest-handshake] [--json]
+
+                ARGUMENTS:
+                  <rtmp-url>              The stream: rtmp://host[:port]/app[/instance]/stream[?query].
+
+                OPTIONS:
+                  -o, --output <out.flv>  The FLV file to write.
+                  --duration <seconds>    Stop after this many seconds of media.
+                  --idle-timeout <seconds>
+                                          Stop when no media arrives for this long. (default: 10.0)
+                  --digest-handshake      Use the Flash Player 9 digest handshake.
+                  --json                  Print progress and the result as JSON lines.
+                  -h, --help              Show help information.
+
+                EXAMPLES:
+                  Record until the stream ends:
+                    streamkit rtmp record rtmp://example.com/live/show -o show.flv
+                  Record 30 seconds:
+                    streamkit rtmp record rtmp://example.com/live/show -o show.flv --duration 30
+
+                """)
+    }
+
+    @Test func publishHelpSnapshot() async {
+        let (code, output, _) = await run(["rtmp", "publish", "-h"])
+        #expect(code == .success)
+        #expect(
+            output == """
+                OVERVIEW: Publish an FLV file to an RTMP server.
+
+                Metadata and sequence headers are sent first. With --realtime, tags are paced by their
+                timestamps, as a live source would send them; without it, as fast as the server reads.
+
+                USAGE: streamkit rtmp publish <in.flv> <rtmp-url> [--realtime] [--digest-handshake] [--json]
+
+                ARGUMENTS:
+                  <in.flv>                The FLV file to publish.
+                  <rtmp-url>              Where to publish: rtmp://host[:port]/app[/instance]/stream[?query].
+
+                OPTIONS:
+                  --realtime              Send at the pace of the file's timestamps.
+                  --digest-handshake      Use the Flash Player 9 digest handshake.
+                  --json                  Print progress and the result as JSON lines.
+                  -h, --help              Show help information.
+
+                EXAMPLES:
+                  Publish as fast as possible:
+                    streamkit rtmp publish show.flv rtmp://example.com/live/show
+                  Publish as a live stream:
+                    streamkit rtmp publish show.flv rtmp://example.com/live/show --realtime
+
+                """)
+    }
+
+    @Test(arguments: [
+        (["rtmp", "record", "http://h/live/s", "-o", "x.flv"], "invalid <rtmp-url>: scheme 'http' is not supported"),
+        (
+            ["rtmp", "record", "rtmp://h/live", "-o", "x.flv"],
+            "invalid <rtmp-url>: no stream name after the application"
+        ),
+        (["rtmp", "record", "rtmp://h/live/s"], "missing option --output"),
+        (["rtmp", "record", "rtmp://h/live/s", "-o", "x.flv", "--duration", "0"], "--duration must be positive"),
+        (
+            ["rtmp", "record", "rtmp://h/live/s", "-o", "x.flv", "--duration", "soon"],
+            "invalid value 'soon' for --duration"
+        ),
+        (
+            ["rtmp", "record", "rtmp://h/live/s", "-o", "x.flv", "--idle-timeout", "-1"],
+            "--idle-timeout must be positive"
+        ),
+        (["rtmp", "publish", "in.flv"], "missing argument <rtmp-url>"),
+        (["rtmp", "publish", "in.flv", "rtmp://h:70000/live/s"], "invalid <rtmp-url>: bad port '70000'"),
+        (["rtmp", "stream"], "unknown command 'stream'"),
+    ])
+    func usageErrorsExit64(_ arguments: [String], _ message: String) async {
+        let (code, output, error) = await run(arguments)
+        #expect(code == .usage)
+        #expect(output.isEmpty)
+        #expect(error.hasPrefix("error: \(message)"), "\(error)")
+        #expect(error.contains("usage: streamkit rtmp"))
+    }
+
+    /// A file that is not there fails with exit code 1 before any connection is made, naming the file.
+    @Test func missingInputFileExits1() async {
+        let (code, _, error) = await run(["rtmp", "publish", "/nonexistent/in.flv", "rtmp://127.0.0.1:1/live/s"])
+        #expect(code == .failure)
+        #expect(error.contains("/nonexistent/in.flv") && error.contains("No such file"), "\(error)")
+    }
+}
