@@ -43,7 +43,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "StreamKitCLI",
-            dependencies: ["Core"],
+            dependencies: ["Core", "HTTP"],
             swiftSettings: strictSettings),
         .executableTarget(
             name: "streamkit",
@@ -69,7 +69,8 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport", "Core"], swiftSettings: strictSettings),
         .testTarget(
-            name: "StreamKitCLITests", dependencies: ["StreamKitCLI", "Core"], swiftSettings: strictSettings),
+            name: "StreamKitCLITests", dependencies: ["StreamKitCLI", "Core", "HTTP", "TestSupport"],
+            swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]
 )

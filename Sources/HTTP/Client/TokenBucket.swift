@@ -25,31 +25,28 @@ public struct TokenBucket: Sendable {
     }
 
     /// Whether bytes may be taken now.
-    public mutating func isAvailable(now: ContinuousClock.Instant) -> Bool {
-        refill(now: now)
-        return tokens > 0
-    }
+    public func isAvailable(now: ContinuousClock.Instant) -> Bool { tokens(at: now) > 0 }
 
     /// Takes `count` bytes' worth of tokens (the bucket may go into debt).
     public mutating func take(_ count: Int, now: ContinuousClock.Instant) {
-        refill(now: now)
-        tokens -= Double(count)
+        tokens = tokens(at: now) - Double(count)
+        if now > updated { updated = now }
     }
 
     /// How long until bytes may be taken again; zero when they may be now.
-    public mutating func delayUntilAvailable(now: ContinuousClock.Instant) -> Duration {
-        refill(now: now)
-        if tokens > 0 { return .zero }
+    public func delayUntilAvailable(now: ContinuousClock.Instant) -> Duration {
+        let available = tokens(at: now)
+        if available > 0 { return .zero }
         // Enough time for the debt to be repaid plus one token.
-        let seconds = (1 - tokens) / Double(rate)
+        let seconds = (1 - available) / Double(rate)
         return .microseconds(Int64((seconds * 1_000_000).rounded(.up)))
     }
 
-    private mutating func refill(now: ContinuousClock.Instant) {
-        guard now > updated else { return }
+    /// The tokens the bucket holds at `now`, refilled since the last take.
+    private func tokens(at now: ContinuousClock.Instant) -> Double {
+        guard now > updated else { return tokens }
         let elapsed = updated.duration(to: now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        tokens = min(Double(capacity), tokens + seconds * Double(rate))
-        updated = now
+        return min(Double(capacity), tokens + seconds * Double(rate))
     }
 }

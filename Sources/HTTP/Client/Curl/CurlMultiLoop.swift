@@ -269,9 +269,8 @@ final class CurlMultiLoop: TransferController, @unchecked Sendable {
     /// Unpauses the transfers waiting for the global rate limit when it has tokens again.
     /// - Returns: How long until it has, when some still wait.
     private func resumeRatePaused(now: ContinuousClock.Instant) -> Duration? {
-        guard !ratePaused.isEmpty, var current = bucket else { return nil }
-        let wait = current.delayUntilAvailable(now: now)
-        bucket = current
+        guard !ratePaused.isEmpty, let bucket else { return nil }
+        let wait = bucket.delayUntilAvailable(now: now)
         guard wait == .zero else { return wait }
         let waiting = ratePaused
         ratePaused.removeAll(keepingCapacity: true)
@@ -279,10 +278,7 @@ final class CurlMultiLoop: TransferController, @unchecked Sendable {
             transfer.ratePaused = false
             unpause(transfer)
         }
-        guard !ratePaused.isEmpty, var after = bucket else { return nil }
-        let next = after.delayUntilAvailable(now: .now)
-        bucket = after
-        return next
+        return ratePaused.isEmpty ? nil : self.bucket?.delayUntilAvailable(now: .now)
     }
 
     /// Times out transfers idle past their deadline. - Returns: How long until the next deadline.
@@ -313,7 +309,7 @@ final class CurlMultiLoop: TransferController, @unchecked Sendable {
             break
         }
         if bytes.isEmpty { return 0 }
-        if bucket != nil, !bucket!.isAvailable(now: now) {
+        if let bucket, !bucket.isAvailable(now: now) {
             transfer.ratePaused = true
             ratePaused.append(transfer)
             transfer.machine.paused(now: now)
