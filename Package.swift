@@ -50,6 +50,13 @@ let package = Package(
             dependencies: ["StreamKitCLI"],
             swiftSettings: strictSettings),
 
+        // Benchmark helper: concurrent downloads and failure loops in a process of their own.
+        .executableTarget(
+            name: "bench-http",
+            dependencies: ["HTTP", "Core"],
+            path: "bench/Sources/bench-http",
+            swiftSettings: strictSettings),
+
         // Test-only: launchers for real servers (nginx, nginx-rtmp), ffmpeg fixtures, fault responders.
         .target(
             name: "TestSupport",

@@ -75,7 +75,8 @@ public struct HTTPClientRequest: Sendable {
     /// Asks for compressed bodies (gzip, deflate, br, zstd) and decodes them. Ignored when a range
     /// is requested: ranges count bytes of the identity encoding, so those ask for no encoding.
     public var decodesContent: Bool
-    /// A receive-rate limit for this transfer alone, in bytes a second (the client's global limit still applies).
+    /// A receive-rate limit for this transfer alone, in bytes a second: a token bucket of its own
+    /// (the client's global bucket still applies).
     public var maximumReceiveRate: Int64?
 
     /// Creates a request.

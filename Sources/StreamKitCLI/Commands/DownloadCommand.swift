@@ -100,7 +100,7 @@ struct DownloadCommand: ParsableCommand {
         let name = text[..<colon]
         let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         guard !name.isEmpty, name.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != "\"" }),
-            !value.contains(where: { $0 == "\r" || $0 == "\n" })
+            !value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 })
         else { return nil }
         return (String(name), value)
     }

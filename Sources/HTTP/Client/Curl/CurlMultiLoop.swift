@@ -36,6 +36,8 @@ final class CurlMultiLoop: TransferController, @unchecked Sendable {
     private let inbox = Mutex(Inbox())
     private let statisticsState = Mutex(HTTPClientStatistics())
     private let logger: Logger
+    /// Transfer objects alive (each owns an easy handle until it ends), for leak checks.
+    let liveTransfers = Atomic<Int>(0)
 
     // I/O thread only.
     private var transfers: [Int: CurlTransfer] = [:]
@@ -66,7 +68,11 @@ final class CurlMultiLoop: TransferController, @unchecked Sendable {
     deinit { curl_multi_cleanup(multi) }
 
     /// Counters since the client started.
-    var statistics: HTTPClientStatistics { statisticsState.withLock { $0 } }
+    var statistics: HTTPClientStatistics {
+        var statistics = statisticsState.withLock { $0 }
+        statistics.liveTransferObjects = liveTransfers.load(ordering: .relaxed)
+        return statistics
+    }
 
     // MARK: Commands from any thread
 
@@ -266,19 +272,31 @@ final class CurlMultiLoop: TransferController, @unchecked Sendable {
         curl_easy_pause(transfer.easy, CURLPAUSE_CONT)
     }
 
-    /// Unpauses the transfers waiting for the global rate limit when it has tokens again.
-    /// - Returns: How long until it has, when some still wait.
+    /// Unpauses the transfers waiting for a rate limit (the client's or their own) whose buckets
+    /// have tokens again. - Returns: How long until the next one may go, when some still wait.
     private func resumeRatePaused(now: ContinuousClock.Instant) -> Duration? {
-        guard !ratePaused.isEmpty, let bucket else { return nil }
-        let wait = bucket.delayUntilAvailable(now: now)
-        guard wait == .zero else { return wait }
+        guard !ratePaused.isEmpty else { return nil }
         let waiting = ratePaused
         ratePaused.removeAll(keepingCapacity: true)
+        var ready: [CurlTransfer] = []
         for transfer in waiting {
-            transfer.ratePaused = false
-            unpause(transfer)
+            if rateDelay(for: transfer, now: now) == .zero {
+                transfer.ratePaused = false
+                ready.append(transfer)
+            } else {
+                ratePaused.append(transfer)
+            }
         }
-        return ratePaused.isEmpty ? nil : self.bucket?.delayUntilAvailable(now: .now)
+        // Unpausing may call the write callback, which may pause the transfer again.
+        for transfer in ready { unpause(transfer) }
+        let later = ContinuousClock.now
+        return ratePaused.map { rateDelay(for: $0, now: later) }.min()
+    }
+
+    /// How long until both the client's and the transfer's buckets have tokens.
+    private func rateDelay(for transfer: CurlTransfer, now: ContinuousClock.Instant) -> Duration {
+        max(
+            bucket?.delayUntilAvailable(now: now) ?? .zero, transfer.bucket?.delayUntilAvailable(now: now) ?? .zero)
     }
 
     /// Times out transfers idle past their deadline. - Returns: How long until the next deadline.
@@ -309,7 +327,7 @@ final class CurlMultiLoop: TransferController, @unchecked Sendable {
             break
         }
         if bytes.isEmpty { return 0 }
-        if let bucket, !bucket.isAvailable(now: now) {
+        if !(bucket?.isAvailable(now: now) ?? true) || !(transfer.bucket?.isAvailable(now: now) ?? true) {
             transfer.ratePaused = true
             ratePaused.append(transfer)
             transfer.machine.paused(now: now)
@@ -319,6 +337,7 @@ final class CurlMultiLoop: TransferController, @unchecked Sendable {
         case .accepted:
             transfer.machine.bodyAccepted(bytes.count, now: now)
             bucket?.take(bytes.count, now: now)
+            transfer.bucket?.take(bytes.count, now: now)
             if !transfer.touched {
                 transfer.touched = true
                 touched.append(transfer)
@@ -360,6 +379,9 @@ public struct HTTPClientStatistics: Hashable, Sendable {
     public var connectionsOpened = 0
     /// Times a transfer was paused because its reader lagged.
     public var bodyPauses = 0
+    /// Transfer objects still alive, each holding a libcurl handle: back to zero when every
+    /// response was read or dropped (a leak check).
+    public var liveTransferObjects = 0
 
     public init() {}
 }

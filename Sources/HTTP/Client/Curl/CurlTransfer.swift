@@ -26,6 +26,8 @@ final class CurlTransfer: @unchecked Sendable {
     var ratePaused = false
     /// Whether body bytes arrived in this loop iteration (the reader is woken at its end).
     var touched = false
+    /// This transfer's own receive-rate limit, if any.
+    var bucket: TokenBucket?
 
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
@@ -57,6 +59,8 @@ final class CurlTransfer: @unchecked Sendable {
                 url: request.url, range: request.range, ifRange: request.ifRange, expectsBody: request.expectsBody,
                 idleTimeout: timeouts.idle),
             now: .now)
+        if let rate = request.maximumReceiveRate, rate > 0 { bucket = TokenBucket(rate: rate, now: .now) }
+        loop.liveTransfers.add(1, ordering: .relaxed)
         do {
             try configure(request: request, configuration: configuration, timeouts: timeouts)
         } catch {
@@ -65,7 +69,10 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    deinit { release() }
+    deinit {
+        release()
+        loop.liveTransfers.subtract(1, ordering: .relaxed)
+    }
 
     /// Frees the easy handle and what it owns. Called by the I/O thread once the handle left the multi.
     func release() {
@@ -207,7 +214,6 @@ final class CurlTransfer: @unchecked Sendable {
 
         try set(CURLOPT_USERAGENT, request.userAgent ?? configuration.userAgent)
         if let cookies = request.cookieHeaderValue { try set(CURLOPT_COOKIE, cookies) }
-        if let rate = request.maximumReceiveRate, rate > 0 { try set(CURLOPT_MAX_RECV_SPEED_LARGE, offset: rate) }
 
         var headers = request.headers
         if let range = request.range {
@@ -218,8 +224,9 @@ final class CurlTransfer: @unchecked Sendable {
         // No "Expect: 100-continue" round trip for small bodies ("Name:" removes a header).
         if request.body != nil && !headers.contains("Expect") { lines.append("Expect:") }
         for field in headers {
-            guard !field.name.contains(where: { $0 == ":" || $0 == "\r" || $0 == "\n" }),
-                !field.value.contains(where: { $0 == "\r" || $0 == "\n" })
+            // Bytes, not Characters: "\r\n" is one Character, equal to neither "\r" nor "\n".
+            guard !field.name.isEmpty, !field.name.utf8.contains(where: { $0 == 58 || $0 <= 32 || $0 == 127 }),
+                !field.value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 })
             else {
                 throw HTTPClientError(.invalidRequest, url: request.url, detail: "invalid header '\(field.name)'")
             }
