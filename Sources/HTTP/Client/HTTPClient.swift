@@ -2,10 +2,10 @@ import Core
 import Foundation
 import Synchronization
 
-#if canImport(CCurl)
-/// An HTTP client over libcurl's multi interface: one I/O thread runs every transfer of the
-/// client, connections are kept alive and shared (limited per host), bodies stream with
-/// backpressure, and requests can be retried by a ``HTTPClientRetryPolicy``.
+/// An HTTP client: on Linux over libcurl's multi interface, where one I/O thread runs every
+/// transfer of the client, connections are kept alive and shared (limited per host), and bodies
+/// stream with backpressure; on Apple platforms over URLSession, behind the same API. Requests can
+/// be retried by a ``HTTPClientRetryPolicy`` and files downloaded with resume.
 ///
 /// ```swift
 /// let client = try HTTPClient()
@@ -19,25 +19,37 @@ import Synchronization
 public final class HTTPClient: Sendable {
     /// What every request gets unless it says otherwise.
     public let configuration: HTTPClientConfiguration
-    private let loop: CurlMultiLoop
+    private let backend: any HTTPClientBackend
     private let nextTransferID = Atomic<Int>(1)
 
-    /// Creates a client and starts its I/O thread.
+    /// Creates a client and starts its I/O (a thread for libcurl, a session for URLSession).
     ///
-    /// - Parameter configuration: Defaults, limits, proxy and TLS settings.
-    /// - Throws: ``HTTPClientError`` when libcurl cannot be initialized.
+    /// - Parameter configuration: Defaults, limits, proxy and TLS settings, and the backend.
+    /// - Throws: ``HTTPClientError`` when the backend cannot be set up (libcurl missing or failing).
     public init(configuration: HTTPClientConfiguration = HTTPClientConfiguration()) throws {
         self.configuration = configuration
-        loop = try CurlMultiLoop(configuration: configuration)
+        switch configuration.backend {
+        case .urlSession:
+            backend = URLSessionBackend(configuration: configuration)
+        case .automatic, .libcurl:
+            #if canImport(CCurl)
+            backend = try CurlMultiLoop(configuration: configuration)
+            #else
+            guard configuration.backend == .automatic else {
+                throw HTTPClientError(.transportFailure, detail: "libcurl is not available on this platform")
+            }
+            backend = URLSessionBackend(configuration: configuration)
+            #endif
+        }
     }
 
-    deinit { loop.requestShutdown() }
+    deinit { backend.requestShutdown() }
 
-    /// Cancels every transfer and stops the I/O thread; requests made afterwards fail.
-    public func shutdown() async { await loop.shutdown() }
+    /// Cancels every transfer and stops the client's I/O; requests made afterwards fail.
+    public func shutdown() async { await backend.shutdown() }
 
     /// Counters: transfers started and finished, connections opened, pauses.
-    public var statistics: HTTPClientStatistics { loop.statistics }
+    public var statistics: HTTPClientStatistics { backend.statistics }
 
     /// Sends `request` once and returns as soon as the final response head has arrived.
     ///
@@ -49,25 +61,22 @@ public final class HTTPClient: Sendable {
     ///   reset, malformed response, refused redirect, range mismatch), or `cancelled` when the
     ///   task is cancelled.
     public func execute(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
-        let id = nextTransferID.add(1, ordering: .relaxed).oldValue
-        let transfer = try CurlTransfer(id: id, request: request, configuration: configuration, loop: loop)
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation {
-                (continuation: CheckedContinuation<HTTPClientResponse, any Error>) in
-                transfer.headContinuation = continuation
-                if !loop.start(transfer) {
-                    transfer.headContinuation = nil
-                    continuation.resume(
-                        throwing: HTTPClientError(.cancelled, url: request.url, detail: "the HTTP client shut down"))
-                }
-            }
-        } onCancel: {
-            transfer.cancelRequested.store(true, ordering: .releasing)
-            loop.cancelTransfer(id, error: .cancelled)
-        }
+        try request.validateURL()
+        return try await backend.execute(request, id: nextTransferID.add(1, ordering: .relaxed).oldValue)
     }
 }
-#endif
+
+/// What carries an ``HTTPClient``'s requests: libcurl's multi interface, or URLSession.
+protocol HTTPClientBackend: Sendable {
+    /// Sends `request` (its URL already checked) as transfer `id`; returns at the final head.
+    func execute(_ request: HTTPClientRequest, id: Int) async throws -> HTTPClientResponse
+    /// Cancels every transfer and waits until the backend stopped.
+    func shutdown() async
+    /// Asks the backend to stop, without waiting (for `deinit`).
+    func requestShutdown()
+    /// Counters since the backend started.
+    var statistics: HTTPClientStatistics { get }
+}
 
 extension HTTPClient {
     /// Sends `request`, retrying by `policy` until a response head arrives whose status is not

@@ -38,14 +38,28 @@ public struct HTTPClientConfiguration: Sendable {
     public var retryTiming: HTTPClientRetryTiming
     /// Where the client logs.
     public var logger: Logger
+    /// What carries the requests.
+    public var backend: Backend
+
+    /// What carries an ``HTTPClient``'s requests.
+    public enum Backend: Hashable, Sendable {
+        /// libcurl where it is available (Linux), URLSession elsewhere.
+        case automatic
+        /// libcurl's multi interface on one I/O thread; Linux only.
+        case libcurl
+        /// URLSession with a streaming delegate: the Apple platforms' backend. On Linux it runs
+        /// on FoundationNetworking, slower and without connection statistics (PLATFORM.md).
+        case urlSession
+    }
 
     /// Creates a configuration with the defaults.
     public init(
         userAgent: String = "StreamKit/0.1", timeouts: HTTPClientTimeouts = HTTPClientTimeouts(),
         redirectLimit: Int = 10, tlsVerification: TLSVerification = .verify, proxy: HTTPClientProxy = .environment,
         environment: [String: String] = ProcessInfo.processInfo.environment, maximumConnectionsPerHost: Int = 8,
-        maximumConnections: Int = 256, globalReceiveRate: Int64? = nil, bodyBufferLimit: Int = 1 << 20,
-        receiveBufferSize: Int = 256 << 10, retryTiming: HTTPClientRetryTiming = .live, logger: Logger = .disabled
+        maximumConnections: Int = 256, globalReceiveRate: Int64? = nil, bodyBufferLimit: Int = 512 << 10,
+        receiveBufferSize: Int = 128 << 10, retryTiming: HTTPClientRetryTiming = .live, logger: Logger = .disabled,
+        backend: Backend = .automatic
     ) {
         self.userAgent = userAgent
         self.timeouts = timeouts
@@ -60,6 +74,7 @@ public struct HTTPClientConfiguration: Sendable {
         self.receiveBufferSize = receiveBufferSize
         self.retryTiming = retryTiming
         self.logger = logger
+        self.backend = backend
     }
 }
 

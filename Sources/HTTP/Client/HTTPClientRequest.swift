@@ -112,6 +112,39 @@ public struct HTTPClientRequest: Sendable {
 
     /// Whether a body is expected in the response.
     var expectsBody: Bool { method != .head }
+
+    /// Checks that the URL is http or https with a host, before anything is sent.
+    func validateURL() throws {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased() else {
+            throw HTTPClientError(.invalidRequest, url: url, detail: "not a valid URL")
+        }
+        guard scheme == "http" || scheme == "https" else {
+            throw HTTPClientError(
+                .unsupportedScheme, url: url, detail: "only http and https URLs are supported, not \(scheme)")
+        }
+        guard let host = components.host, !host.isEmpty else {
+            throw HTTPClientError(.invalidRequest, url: url, detail: "the URL has no host")
+        }
+    }
+
+    /// The request's header fields as sent, with Range and If-Range from their fields; throws
+    /// for names or values that would break the message (CR, LF, NUL; names that are not tokens).
+    func headerFieldsToSend() throws -> HTTPHeaders {
+        var headers = self.headers
+        if let range {
+            headers.replaceOrAdd("Range", RangeRequest([range]).headerValue)
+            if let ifRange { headers.replaceOrAdd("If-Range", ifRange.headerValue) }
+        }
+        for field in headers {
+            // Bytes, not Characters: "\r\n" is one Character, equal to neither "\r" nor "\n".
+            guard !field.name.isEmpty, !field.name.utf8.contains(where: { $0 == 58 || $0 <= 32 || $0 == 127 }),
+                !field.value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 })
+            else {
+                throw HTTPClientError(.invalidRequest, url: url, detail: "invalid header '\(field.name)'")
+            }
+        }
+        return headers
+    }
 }
 
 /// How long the client waits (RFC 9110 has none: these are the client's own limits).

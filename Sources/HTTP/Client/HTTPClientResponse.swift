@@ -153,6 +153,10 @@ final class ResponseBodyChannel: Sendable {
         state.withLock { $0.machine.receive(bytes) }
     }
 
+    func receiveUnconditionally(_ bytes: UnsafeRawBufferPointer) -> ResponseBodyStateMachine.ReceiveAction {
+        state.withLock { $0.machine.receiveUnconditionally(bytes) }
+    }
+
     func flush() {
         let (action, waiter) = state.withLock { state in
             let action = state.machine.flush()

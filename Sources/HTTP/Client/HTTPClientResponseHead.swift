@@ -102,6 +102,25 @@ public struct HTTPClientResponseHead: Hashable, Sendable {
     }
 }
 
+extension HTTPClientResponseHead {
+    /// What a response with `status` and `headers` did with a requested range, or why it
+    /// contradicts the request (RFC 9110 §14.2, §14.4, §15.3.7): a 206 must carry a
+    /// `Content-Range` that starts where the request asked and ends no later.
+    ///
+    /// - Parameters:
+    ///   - requested: The range in the request, if any.
+    ///   - ifRange: The request's `If-Range` validator, if any.
+    ///   - status: The response status.
+    ///   - headers: The response headers.
+    /// - Returns: The outcome, or a `contentRangeMismatch` error.
+    public static func checkRange(
+        requested: RangeRequest.Specifier?, ifRange: HTTPClientRequest.IfRange?, status: HTTPStatus,
+        headers: HTTPHeaders
+    ) -> Result<RangeOutcome, HTTPClientError> {
+        RangeResponseCheck.outcome(requested: requested, ifRange: ifRange, status: status, headers: headers, url: nil)
+    }
+}
+
 /// Checks a response against the range that was asked for.
 enum RangeResponseCheck {
     /// The range outcome of a response, or why it contradicts the request.
@@ -114,7 +133,7 @@ enum RangeResponseCheck {
     ///   - url: For error messages.
     static func outcome(
         requested: RangeRequest.Specifier?, ifRange: HTTPClientRequest.IfRange?, status: HTTPStatus,
-        headers: HTTPHeaders, url: String
+        headers: HTTPHeaders, url: String?
     ) -> Result<HTTPClientResponseHead.RangeOutcome, HTTPClientError> {
         let contentRange = headers["Content-Range"].flatMap(ContentRange.init(headerValue:))
         guard let requested else {

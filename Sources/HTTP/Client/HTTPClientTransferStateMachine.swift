@@ -18,7 +18,7 @@ struct HTTPClientTransferStateMachine: Sendable {
     /// Where the response is.
     enum State: Sendable {
         /// Header lines are arriving; no final head yet.
-        case awaitingHead(ResponseHeadParser)
+        case awaitingHead(HTTPClientResponseHeadParser)
         /// The head went to the caller; body bytes are counted.
         case streaming(HTTPClientResponseHead, received: Int64)
         /// The transfer is being aborted for this reason; the completion reports it.
@@ -61,7 +61,7 @@ struct HTTPClientTransferStateMachine: Sendable {
     typealias EffectiveURL = () -> String
 
     let expectation: Expectation
-    private(set) var state: State = .awaitingHead(ResponseHeadParser())
+    private(set) var state: State = .awaitingHead(HTTPClientResponseHeadParser())
     private var lastActivity: ContinuousClock.Instant
     private var isPaused = false
 
@@ -92,7 +92,7 @@ struct HTTPClientTransferStateMachine: Sendable {
 
     /// A header line arrived (libcurl's header callback).
     mutating func headerLine(
-        _ line: some Collection<UInt8>, now: ContinuousClock.Instant, url: EffectiveURL
+        _ line: some BidirectionalCollection<UInt8>, now: ContinuousClock.Instant, url: EffectiveURL
     )
         -> HeaderAction
     {
@@ -119,6 +119,28 @@ struct HTTPClientTransferStateMachine: Sendable {
                 state = .aborting(error, head: nil, received: 0)
                 return .abort(error)
             }
+        }
+    }
+
+    /// A whole response head arrived at once (URLSession), after `redirects` followed redirects.
+    mutating func responseHead(
+        _ head: HTTPClientResponseHeadParser.Head, redirects: Int, now: ContinuousClock.Instant, url: String
+    ) -> HeaderAction {
+        lastActivity = now
+        guard case .awaitingHead = state else { return .none }
+        let result = RangeResponseCheck.outcome(
+            requested: expectation.range, ifRange: expectation.ifRange, status: head.status, headers: head.headers,
+            url: url)
+        switch result {
+        case .success(let outcome):
+            let final = HTTPClientResponseHead(
+                status: head.status, version: head.version, reasonPhrase: head.reasonPhrase, headers: head.headers,
+                url: url, redirectCount: redirects, rangeOutcome: outcome)
+            state = .streaming(final, received: 0)
+            return .deliverHead(final)
+        case .failure(let error):
+            state = .aborting(error, head: nil, received: 0)
+            return .abort(error)
         }
     }
 
@@ -233,7 +255,9 @@ struct HTTPClientTransferStateMachine: Sendable {
 
     // MARK: Private
 
-    private func finalize(parser: ResponseHeadParser, url: String) -> Result<HTTPClientResponseHead, HTTPClientError> {
+    private func finalize(
+        parser: HTTPClientResponseHeadParser, url: String
+    ) -> Result<HTTPClientResponseHead, HTTPClientError> {
         guard let last = parser.lastHead else {
             return .failure(HTTPClientError(.malformedResponse, url: url, detail: "no response head"))
         }

@@ -91,6 +91,18 @@ struct ResponseBodyStateMachine: Sendable {
         }
     }
 
+    /// The producer delivers `bytes` it cannot take back (URLSession): they are buffered whatever
+    /// the fill, and the answer says whether to pause the producer now.
+    mutating func receiveUnconditionally(_ bytes: UnsafeRawBufferPointer) -> ReceiveAction {
+        guard !consumerGone else { return .abort }
+        if case .finished = producer { return .abort }
+        if buffer.isEmpty { buffer.reserveCapacity(max(reserveHint, bytes.count)) }
+        buffer.append(contentsOf: bytes)
+        guard buffer.count >= highWater else { return .accepted }
+        producer = .paused
+        return .pause
+    }
+
     /// End of an I/O loop iteration: hand buffered bytes to a waiting consumer.
     mutating func flush() -> WakeAction {
         guard consumerWaiting, !buffer.isEmpty else { return .none }

@@ -17,7 +17,7 @@ import Synchronization
 /// `@unchecked Sendable`: `multi`, `transfers`, `touched`, `ratePaused` and `bucket` are used
 /// only on the I/O thread (in the loop and in libcurl's callbacks, which run inside
 /// `curl_multi_perform` or `curl_easy_pause` on that thread); `inbox` and `statistics` are locked.
-final class CurlMultiLoop: TransferController, @unchecked Sendable {
+final class CurlMultiLoop: HTTPClientBackend, TransferController, @unchecked Sendable {
     private enum Command {
         case start(CurlTransfer)
         case resume(Int)
@@ -33,6 +33,7 @@ final class CurlMultiLoop: TransferController, @unchecked Sendable {
     }
 
     private let multi: UnsafeMutableRawPointer
+    private let configuration: HTTPClientConfiguration
     private let inbox = Mutex(Inbox())
     private let statisticsState = Mutex(HTTPClientStatistics())
     private let logger: Logger
@@ -52,6 +53,7 @@ final class CurlMultiLoop: TransferController, @unchecked Sendable {
             throw HTTPClientError(.transportFailure, detail: "curl_multi_init failed")
         }
         self.multi = multi
+        self.configuration = configuration
         logger = configuration.logger
         _ = sk_curl_multi_setopt_long(
             multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, configuration.maximumConnectionsPerHost))
@@ -75,6 +77,24 @@ final class CurlMultiLoop: TransferController, @unchecked Sendable {
     }
 
     // MARK: Commands from any thread
+
+    func execute(_ request: HTTPClientRequest, id: Int) async throws -> HTTPClientResponse {
+        let transfer = try CurlTransfer(id: id, request: request, configuration: configuration, loop: self)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<HTTPClientResponse, any Error>) in
+                transfer.headContinuation = continuation
+                if !start(transfer) {
+                    transfer.headContinuation = nil
+                    continuation.resume(
+                        throwing: HTTPClientError(.cancelled, url: request.url, detail: "the HTTP client shut down"))
+                }
+            }
+        } onCancel: {
+            transfer.cancelRequested.store(true, ordering: .releasing)
+            cancelTransfer(id, error: .cancelled)
+        }
+    }
 
     /// Hands `transfer` to the I/O thread; false when the loop has shut down.
     func start(_ transfer: CurlTransfer) -> Bool { post(.start(transfer)) }
@@ -151,7 +171,7 @@ final class CurlMultiLoop: TransferController, @unchecked Sendable {
             guard code == CURLM_OK else {
                 transfers[transfer.id] = nil
                 let error = HTTPClientError(
-                    .transportFailure, url: transfer.machine.expectation.url,
+                    .transportFailure, url: transfer.url,
                     detail: "curl_multi_add_handle: \(String(cString: curl_multi_strerror(code)))")
                 end(transfer, transfer.machine.cancel(error), inMulti: false)
                 return

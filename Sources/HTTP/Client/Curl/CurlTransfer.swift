@@ -12,6 +12,8 @@ import Synchronization
 /// side touches is the channel (locked) and `cancelRequested` (atomic).
 final class CurlTransfer: @unchecked Sendable {
     let id: Int
+    /// The request's URL (kept apart from the state machine, which must not be read while it runs).
+    let url: String
     let loop: CurlMultiLoop
     let easy: UnsafeMutableRawPointer
     let channel: ResponseBodyChannel
@@ -42,11 +44,11 @@ final class CurlTransfer: @unchecked Sendable {
         guard CurlGlobal.initialized else {
             throw HTTPClientError(.transportFailure, detail: "curl_global_init failed")
         }
-        try Self.validate(url: request.url)
         guard let easy = curl_easy_init() else {
             throw HTTPClientError(.transportFailure, url: request.url, detail: "curl_easy_init failed")
         }
         self.id = id
+        self.url = request.url
         self.loop = loop
         self.easy = easy
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
@@ -91,7 +93,7 @@ final class CurlTransfer: @unchecked Sendable {
     var effectiveURL: String {
         var pointer: UnsafeMutablePointer<CChar>?
         guard sk_curl_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &pointer) == CURLE_OK, let pointer else {
-            return machine.expectation.url
+            return url
         }
         return String(cString: pointer)
     }
@@ -118,19 +120,6 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     // MARK: Options
-
-    private static func validate(url: String) throws {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased() else {
-            throw HTTPClientError(.invalidRequest, url: url, detail: "not a valid URL")
-        }
-        guard scheme == "http" || scheme == "https" else {
-            throw HTTPClientError(
-                .unsupportedScheme, url: url, detail: "only http and https URLs are supported, not \(scheme)")
-        }
-        guard let host = components.host, !host.isEmpty else {
-            throw HTTPClientError(.invalidRequest, url: url, detail: "the URL has no host")
-        }
-    }
 
     private func configure(
         request: HTTPClientRequest, configuration: HTTPClientConfiguration, timeouts: HTTPClientTimeouts
@@ -215,21 +204,11 @@ final class CurlTransfer: @unchecked Sendable {
         try set(CURLOPT_USERAGENT, request.userAgent ?? configuration.userAgent)
         if let cookies = request.cookieHeaderValue { try set(CURLOPT_COOKIE, cookies) }
 
-        var headers = request.headers
-        if let range = request.range {
-            headers.replaceOrAdd("Range", RangeRequest([range]).headerValue)
-            if let ifRange = request.ifRange { headers.replaceOrAdd("If-Range", ifRange.headerValue) }
-        }
+        let headers = try request.headerFieldsToSend()
         var lines: [String] = []
         // No "Expect: 100-continue" round trip for small bodies ("Name:" removes a header).
         if request.body != nil && !headers.contains("Expect") { lines.append("Expect:") }
         for field in headers {
-            // Bytes, not Characters: "\r\n" is one Character, equal to neither "\r" nor "\n".
-            guard !field.name.isEmpty, !field.name.utf8.contains(where: { $0 == 58 || $0 <= 32 || $0 == 127 }),
-                !field.value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 })
-            else {
-                throw HTTPClientError(.invalidRequest, url: request.url, detail: "invalid header '\(field.name)'")
-            }
             // libcurl sends "Name;" as an empty field ("Name:" would remove it).
             lines.append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
         }

@@ -1,21 +1,39 @@
-/// Reads the response head lines libcurl hands to its header callback, one line at a time:
-/// a status line, header fields (with obsolete line folding), and a blank line, for every
-/// response of the exchange: 1xx interim responses, each redirect hop, and the final response.
+/// Reads response head lines as libcurl hands them to its header callback, one line at a time:
+/// a status line (RFC 9112 §4), header fields (§5, with obsolete line folding, §5.2), and a
+/// blank line, for every response of the exchange: 1xx interim responses, each redirect hop,
+/// and the final response.
 ///
 /// Lines after a complete head start a new one, so the last complete head is the newest response.
 /// Pure: no I/O, fed by the transfer state machine.
-struct ResponseHeadParser: Sendable {
-    /// One complete response head.
-    struct Head: Hashable, Sendable {
+public struct HTTPClientResponseHeadParser: Sendable {
+    /// One complete response head (RFC 9112 §4 status line, §5 fields).
+    public struct Head: Hashable, Sendable {
         /// `1.1`, `1.0`, `2`, `3`.
-        var version: String
-        var status: HTTPStatus
-        var reasonPhrase: String
-        var headers: HTTPHeaders
+        public var version: String
+        /// The status code.
+        public var status: HTTPStatus
+        /// The reason phrase, possibly empty.
+        public var reasonPhrase: String
+        /// The fields, in order.
+        public var headers: HTTPHeaders
+
+        /// Creates a head.
+        public init(version: String, status: HTTPStatus, reasonPhrase: String, headers: HTTPHeaders) {
+            self.version = version
+            self.status = status
+            self.reasonPhrase = reasonPhrase
+            self.headers = headers
+        }
+
+        /// The head as lines with CRLF, ending with the blank line.
+        public var lines: [String] {
+            ["HTTP/\(version) \(status.rawValue)" + (reasonPhrase.isEmpty ? "" : " \(reasonPhrase)") + "\r\n"]
+                + headers.fields.map { "\($0.name): \($0.value)\r\n" } + ["\r\n"]
+        }
     }
 
     /// What one line did.
-    enum LineResult: Hashable, Sendable {
+    public enum LineResult: Hashable, Sendable {
         /// The head is not complete yet.
         case needMore
         /// A head is complete.
@@ -25,16 +43,26 @@ struct ResponseHeadParser: Sendable {
     }
 
     private var current: Head?
-    /// The heads completed so far, newest last (1xx and redirects included).
-    private(set) var completedHeads: [Head] = []
+    /// The heads completed so far, newest last (1xx and redirects included; at most 64).
+    public private(set) var completedHeads: [Head] = []
+
+    /// Creates a parser expecting a status line.
+    public init() {}
 
     /// The newest complete head.
-    var lastHead: Head? { completedHeads.last }
+    public var lastHead: Head? { completedHeads.last }
 
     /// Feeds one line, with or without its CRLF.
-    mutating func feed(line bytes: some Collection<UInt8>) -> LineResult {
-        var line = Substring(String(decoding: bytes, as: UTF8.self))
-        while let last = line.last, last == "\n" || last == "\r" || last == "\r\n" { line = line.dropLast() }
+    public mutating func feed(line bytes: some BidirectionalCollection<UInt8>) -> LineResult {
+        var end = bytes.endIndex
+        while end > bytes.startIndex, bytes[bytes.index(before: end)] == 10 || bytes[bytes.index(before: end)] == 13 {
+            end = bytes.index(before: end)
+        }
+        // A CR, LF or NUL left inside a line becomes a space (RFC 9110 §5.5).
+        let line = Substring(
+            String(
+                decoding: bytes[bytes.startIndex..<end].map { $0 == 13 || $0 == 10 || $0 == 0 ? 32 : $0 }, as: UTF8.self
+            ))
         guard var head = current else {
             if line.isEmpty { return .needMore }  // stray blank line between responses
             guard let parsed = Self.statusLine(line) else {
@@ -54,7 +82,12 @@ struct ResponseHeadParser: Sendable {
             // obs-fold (RFC 9112 §5.2): the line continues the previous field's value.
             guard let last = head.headers.fields.last else { return .malformed("folded line without a field") }
             var fields = head.headers.fields.dropLast().map { ($0.name, $0.value) }
-            fields.append((last.name, last.value + " " + line.trimmingHTTPWhitespace()))
+            let continuation = line.trimmingHTTPWhitespace()
+            fields.append(
+                (
+                    last.name,
+                    continuation.isEmpty ? last.value : (last.value + " " + continuation).trimmingHTTPWhitespace()
+                ))
             head.headers = HTTPHeaders(fields)
             current = head
             return .needMore

@@ -3,12 +3,14 @@ import Testing
 @testable import HTTP
 
 @Suite struct ResponseHeadParserTests {
-    private func feed(_ lines: [String], into parser: inout ResponseHeadParser) -> [ResponseHeadParser.LineResult] {
+    private func feed(
+        _ lines: [String], into parser: inout HTTPClientResponseHeadParser
+    ) -> [HTTPClientResponseHeadParser.LineResult] {
         lines.map { parser.feed(line: Array($0.utf8)) }
     }
 
     @Test func readsAStatusLineFieldsAndTheBlankLine() {
-        var parser = ResponseHeadParser()
+        var parser = HTTPClientResponseHeadParser()
         let results = feed(
             ["HTTP/1.1 206 Partial Content\r\n", "Content-Range: bytes 0-9/100\r\n", "ETag:  \"a\" \r\n", "\r\n"],
             into: &parser)
@@ -23,13 +25,13 @@ import Testing
     }
 
     @Test func readsHTTP2StatusLinesWithoutReasonAndBareLineFeeds() {
-        var parser = ResponseHeadParser()
+        var parser = HTTPClientResponseHeadParser()
         let results = feed(["HTTP/2 200\n", "a: 1\n", "\n"], into: &parser)
         #expect(results.last == .complete(.init(version: "2", status: .ok, reasonPhrase: "", headers: ["a": "1"])))
     }
 
     @Test func keepsEveryHeadOfAnExchangeNewestLast() {
-        var parser = ResponseHeadParser()
+        var parser = HTTPClientResponseHeadParser()
         _ = feed(
             [
                 "HTTP/1.1 100 Continue\r\n", "\r\n", "HTTP/1.1 302 Found\r\n", "Location: /b\r\n", "\r\n",
@@ -40,7 +42,7 @@ import Testing
     }
 
     @Test func joinsFoldedLines() {
-        var parser = ResponseHeadParser()
+        var parser = HTTPClientResponseHeadParser()
         _ = feed(["HTTP/1.1 200 OK\r\n", "X-Long: one\r\n", "   two\r\n", "\r\n"], into: &parser)
         #expect(parser.lastHead?.headers["x-long"] == "one two")
     }
@@ -51,7 +53,7 @@ import Testing
         ["HTTP/1.1 200 OK\r\n", "Bad Name: x\r\n"], ["HTTP/1.1 200 OK\r\n", " fold without field\r\n"],
     ])
     func rejectsMalformedLines(lines: [String]) {
-        var parser = ResponseHeadParser()
+        var parser = HTTPClientResponseHeadParser()
         let results = feed(lines, into: &parser)
         guard case .malformed = results.last else {
             Issue.record("accepted \(lines)")
