@@ -56,8 +56,12 @@ public struct HTTPClientResponse: Sendable {
             /// - Throws: ``HTTPClientError`` when the body failed, or was cancelled.
             public mutating func next() async throws -> [UInt8]? {
                 while true {
-                    guard let chunk = try await reader.channel.next() else { return nil }
-                    if !chunk.isEmpty { return chunk }
+                    switch try await reader.channel.next() {
+                    case .chunk(let chunk) where !chunk.isEmpty: return chunk
+                    case .chunk: continue
+                    case .end: return nil
+                    case .written: preconditionFailure("a body written to a file directly is not iterated")
+                    }
                 }
             }
         }
@@ -82,26 +86,59 @@ public struct HTTPClientResponse: Sendable {
             return collected
         }
 
-        /// Writes the body into an open file at `offset` onwards, chunk by chunk.
+        /// Writes the body into an open file at `offset` onwards, without gaps.
+        ///
+        /// With the libcurl backend the client's I/O thread writes each chunk into the file as it
+        /// arrives (as `curl -o` does: no copy into a buffer, no hand-off per chunk) once the bytes
+        /// buffered before this call are written, through a duplicate of `descriptor` that it
+        /// closes when the transfer ends. Otherwise the chunks are read and written here.
         ///
         /// - Parameters:
         ///   - descriptor: A file descriptor open for writing.
         ///   - offset: Where the first byte goes.
-        ///   - onChunk: Called after each chunk is written with the bytes written so far.
+        ///   - onProgress: Called with the bytes written so far, at most once per batch.
         /// - Returns: The number of bytes written.
         /// - Throws: ``HTTPClientError`` of kind `fileWriteFailed`, or the body's own error
-        ///   (with the bytes already written left in the file).
+        ///   (with every byte reported to `onProgress` in the file).
         @discardableResult
         public func write(
-            toFileDescriptor descriptor: Int32, at offset: Int64, onChunk: (Int64) -> Void = { _ in }
+            toFileDescriptor descriptor: Int32, at offset: Int64, onProgress: (Int64) -> Void = { _ in }
         ) async throws -> Int64 {
             var written: Int64 = 0
-            for try await chunk in self {
-                try FileOutput.write(chunk, to: descriptor, at: offset + written)
-                written += Int64(chunk.count)
-                onChunk(written)
+            guard reader.channel.supportsDirectWrite else {
+                for try await chunk in self {
+                    try FileOutput.write(chunk, to: descriptor, at: offset + written)
+                    written += Int64(chunk.count)
+                    onProgress(written)
+                }
+                return written
             }
-            return written
+            handOver: while true {
+                switch try reader.channel.startDirectWrite(descriptor: descriptor, offset: offset + written) {
+                case .writeFirst(let chunk):
+                    try FileOutput.write(chunk, to: descriptor, at: offset + written)
+                    written += Int64(chunk.count)
+                    onProgress(written)
+                case .started:
+                    break handOver
+                case .ended:
+                    return written
+                case .fail(let error):
+                    throw error
+                }
+            }
+            let handedOver = written
+            while true {
+                switch try await reader.channel.next() {
+                case .written(let count):
+                    written = handedOver + count
+                    onProgress(written)
+                case .end:
+                    return written
+                case .chunk:
+                    preconditionFailure("no chunks once the producer writes directly")
+                }
+            }
         }
     }
 }
@@ -132,17 +169,20 @@ protocol TransferController: Sendable {
 final class ResponseBodyChannel: Sendable {
     private struct State: Sendable {
         var machine: ResponseBodyStateMachine
-        var waiter: CheckedContinuation<[UInt8]?, any Error>?
+        var waiter: CheckedContinuation<ResponseBodyStateMachine.Delivery, any Error>?
     }
 
     private let state: Mutex<State>
     private let controller: any TransferController
     let transferID: Int
+    /// Whether the producer can write into a file itself (the libcurl backend).
+    let supportsDirectWrite: Bool
 
-    init(highWater: Int, transferID: Int, controller: any TransferController) {
+    init(highWater: Int, transferID: Int, controller: any TransferController, supportsDirectWrite: Bool = false) {
         state = Mutex(State(machine: ResponseBodyStateMachine(highWater: highWater)))
         self.transferID = transferID
         self.controller = controller
+        self.supportsDirectWrite = supportsDirectWrite
     }
 
     var bufferedByteCount: Int { state.withLock { $0.machine.bufferedCount } }
@@ -157,9 +197,9 @@ final class ResponseBodyChannel: Sendable {
         state.withLock { $0.machine.receiveUnconditionally(bytes) }
     }
 
-    func flush() {
+    func flush(now: ContinuousClock.Instant) {
         let (action, waiter) = state.withLock { state in
-            let action = state.machine.flush()
+            let action = state.machine.flush(now: now)
             return (action, action == .none ? nil : state.waiter.take())
         }
         Self.perform(action, waiter)
@@ -175,9 +215,10 @@ final class ResponseBodyChannel: Sendable {
 
     // MARK: Reader side
 
-    func next() async throws -> [UInt8]? {
+    func next() async throws -> ResponseBodyStateMachine.Delivery {
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8]?, any Error>) in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<ResponseBodyStateMachine.Delivery, any Error>) in
                 let action = state.withLock { state in
                     let action = state.machine.next()
                     if action == .wait { state.waiter = continuation }
@@ -186,11 +227,9 @@ final class ResponseBodyChannel: Sendable {
                 switch action {
                 case .wait:
                     break
-                case .chunk(let chunk, let resumeProducer):
+                case .deliver(let delivery, let resumeProducer):
                     if resumeProducer { controller.resumeTransfer(transferID) }
-                    continuation.resume(returning: chunk)
-                case .end:
-                    continuation.resume(returning: nil)
+                    continuation.resume(returning: delivery)
                 case .fail(let error):
                     continuation.resume(throwing: error)
                 }
@@ -198,6 +237,28 @@ final class ResponseBodyChannel: Sendable {
         } onCancel: {
             consumerCancelled()
         }
+    }
+
+    /// Hands the producer a duplicate of `descriptor` (closed by ``releaseDirectWrite()`` when the
+    /// transfer ends), so the caller may close its own whenever it likes.
+    func startDirectWrite(descriptor: Int32, offset: Int64) throws -> ResponseBodyStateMachine.DirectWriteAction {
+        let duplicate = dup(descriptor)
+        guard duplicate >= 0 else {
+            let failure = SystemError.current("dup", subject: "descriptor \(descriptor)")
+            throw HTTPClientError(.fileWriteFailed, byteOffset: offset, detail: "\(failure)")
+        }
+        let action = state.withLock { $0.machine.startDirectWrite(descriptor: duplicate, offset: offset) }
+        guard case .started(let resumeProducer) = action else {
+            close(duplicate)
+            return action
+        }
+        if resumeProducer { controller.resumeTransfer(transferID) }
+        return action
+    }
+
+    /// Closes the producer's file descriptor, if it had one. Called once the transfer ended.
+    func releaseDirectWrite() {
+        if let descriptor = state.withLock({ $0.machine.releaseDirectWriteDescriptor() }) { close(descriptor) }
     }
 
     func consumerCancelled() {
@@ -210,11 +271,12 @@ final class ResponseBodyChannel: Sendable {
     }
 
     private static func perform(
-        _ action: ResponseBodyStateMachine.WakeAction, _ waiter: CheckedContinuation<[UInt8]?, any Error>?
+        _ action: ResponseBodyStateMachine.WakeAction,
+        _ waiter: CheckedContinuation<ResponseBodyStateMachine.Delivery, any Error>?
     ) {
         guard case .resume(let result) = action, let waiter else { return }
         switch result {
-        case .success(let chunk): waiter.resume(returning: chunk)
+        case .success(let delivery): waiter.resume(returning: delivery)
         case .failure(let error): waiter.resume(throwing: error)
         }
     }
@@ -224,18 +286,21 @@ final class ResponseBodyChannel: Sendable {
 enum FileOutput {
     /// Writes all of `bytes` at `offset`, retrying short writes and interruptions.
     static func write(_ bytes: [UInt8], to descriptor: Int32, at offset: Int64) throws {
-        try bytes.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let result = pwrite(
-                    descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    let failure = SystemError.current("pwrite", subject: "descriptor \(descriptor)")
-                    throw HTTPClientError(.fileWriteFailed, byteOffset: offset + Int64(done), detail: "\(failure)")
-                }
-                done += result
+        try bytes.withUnsafeBytes { try write($0, to: descriptor, at: offset) }
+    }
+
+    /// Writes all of `buffer` at `offset`, retrying short writes and interruptions.
+    static func write(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32, at offset: Int64) throws {
+        var done = 0
+        while done < buffer.count {
+            let result = pwrite(
+                descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if result < 0 {
+                if errno == EINTR { continue }
+                let failure = SystemError.current("pwrite", subject: "descriptor \(descriptor)")
+                throw HTTPClientError(.fileWriteFailed, byteOffset: offset + Int64(done), detail: "\(failure)")
             }
+            done += result
         }
     }
 }

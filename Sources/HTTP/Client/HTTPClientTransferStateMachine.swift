@@ -19,10 +19,10 @@ struct HTTPClientTransferStateMachine: Sendable {
     enum State: Sendable {
         /// Header lines are arriving; no final head yet.
         case awaitingHead(HTTPClientResponseHeadParser)
-        /// The head went to the caller; body bytes are counted.
-        case streaming(HTTPClientResponseHead, received: Int64)
+        /// The head went to the caller; body bytes are counted (``bodyBytesReceived``).
+        case streaming(HTTPClientResponseHead)
         /// The transfer is being aborted for this reason; the completion reports it.
-        case aborting(HTTPClientError, head: HTTPClientResponseHead?, received: Int64)
+        case aborting(HTTPClientError, head: HTTPClientResponseHead?)
         /// Done: the outcome was reported.
         case finished
     }
@@ -62,6 +62,8 @@ struct HTTPClientTransferStateMachine: Sendable {
 
     let expectation: Expectation
     private(set) var state: State = .awaitingHead(HTTPClientResponseHeadParser())
+    /// Body bytes accepted so far (kept out of `state` so that counting copies nothing).
+    private(set) var bodyBytesReceived: Int64 = 0
     private var lastActivity: ContinuousClock.Instant
     private var isPaused = false
 
@@ -75,16 +77,8 @@ struct HTTPClientTransferStateMachine: Sendable {
     var headDelivered: Bool {
         switch state {
         case .streaming: true
-        case .aborting(_, let head, _): head != nil
+        case .aborting(_, let head): head != nil
         case .awaitingHead, .finished: false
-        }
-    }
-
-    /// Body bytes accepted so far.
-    var bodyBytesReceived: Int64 {
-        switch state {
-        case .streaming(_, let received), .aborting(_, _, let received): received
-        case .awaitingHead, .finished: 0
         }
     }
 
@@ -105,7 +99,7 @@ struct HTTPClientTransferStateMachine: Sendable {
             return .none
         case .malformed(let reason):
             let error = HTTPClientError(.malformedResponse, url: url(), detail: reason)
-            state = .aborting(error, head: nil, received: 0)
+            state = .aborting(error, head: nil)
             return .abort(error)
         case .complete(let head):
             // Interim responses are followed by the real one; a redirect may be followed by
@@ -113,10 +107,10 @@ struct HTTPClientTransferStateMachine: Sendable {
             if head.status.rawValue < 200 || head.status.isRedirection { return .none }
             switch finalize(parser: parser, url: url()) {
             case .success(let final):
-                state = .streaming(final, received: 0)
+                state = .streaming(final)
                 return .deliverHead(final)
             case .failure(let error):
-                state = .aborting(error, head: nil, received: 0)
+                state = .aborting(error, head: nil)
                 return .abort(error)
             }
         }
@@ -136,10 +130,10 @@ struct HTTPClientTransferStateMachine: Sendable {
             let final = HTTPClientResponseHead(
                 status: head.status, version: head.version, reasonPhrase: head.reasonPhrase, headers: head.headers,
                 url: url, redirectCount: redirects, rangeOutcome: outcome)
-            state = .streaming(final, received: 0)
+            state = .streaming(final)
             return .deliverHead(final)
         case .failure(let error):
-            state = .aborting(error, head: nil, received: 0)
+            state = .aborting(error, head: nil)
             return .abort(error)
         }
     }
@@ -154,13 +148,13 @@ struct HTTPClientTransferStateMachine: Sendable {
             // A body for a 3xx that libcurl did not follow: that head is final.
             switch finalize(parser: parser, url: url()) {
             case .success(let final):
-                state = .streaming(final, received: 0)
+                state = .streaming(final)
                 return .deliverHeadThenAccept(final)
             case .failure(let error):
-                state = .aborting(error, head: nil, received: 0)
+                state = .aborting(error, head: nil)
                 return .abort(error)
             }
-        case .aborting(let error, _, _):
+        case .aborting(let error, _):
             return .abort(error)
         case .finished:
             return .abort(.cancelled)
@@ -170,8 +164,15 @@ struct HTTPClientTransferStateMachine: Sendable {
     /// `count` body bytes were accepted into the consumer's buffer.
     mutating func bodyAccepted(_ count: Int, now: ContinuousClock.Instant) {
         lastActivity = now
-        if case .streaming(let head, let received) = state {
-            state = .streaming(head, received: received + Int64(count))
+        bodyBytesReceived += Int64(count)
+    }
+
+    /// The edge must abort the transfer for `error` (a body write failed): the end reports it.
+    mutating func abort(_ error: HTTPClientError) {
+        switch state {
+        case .awaitingHead: state = .aborting(error, head: nil)
+        case .streaming(let head): state = .aborting(error, head: head)
+        case .aborting, .finished: break
         }
     }
 
@@ -180,7 +181,7 @@ struct HTTPClientTransferStateMachine: Sendable {
         switch state {
         case .finished:
             return .none
-        case .aborting(let error, let head, _):
+        case .aborting(let error, let head):
             state = .finished
             return head == nil ? .failHead(error) : .finishBody(error)
         case .awaitingHead(let parser):
@@ -192,8 +193,9 @@ struct HTTPClientTransferStateMachine: Sendable {
             case .failure(let error):
                 return .failHead(error)
             }
-        case .streaming(let head, let received):
+        case .streaming(let head):
             state = .finished
+            let received = bodyBytesReceived
             let reached = head.bodyOffset + received
             if let failure {
                 if failure.kind == .truncatedBody || failure.byteOffset == nil {
@@ -213,15 +215,15 @@ struct HTTPClientTransferStateMachine: Sendable {
         switch state {
         case .finished:
             return .none
-        case .awaitingHead, .aborting(_, nil, _):
+        case .awaitingHead, .aborting(_, nil):
             state = .finished
             return .failHead(error.with(url: expectation.url))
-        case .streaming(let head, let received), .aborting(_, let head?, let received):
+        case .streaming(let head), .aborting(_, let head?):
             state = .finished
             return .finishBody(
                 HTTPClientError(
                     error.kind, url: error.url ?? head.url, status: head.status,
-                    byteOffset: head.bodyOffset + received, expectedByteOffset: expectedEnd(of: head),
+                    byteOffset: head.bodyOffset + bodyBytesReceived, expectedByteOffset: expectedEnd(of: head),
                     detail: error.detail))
         }
     }

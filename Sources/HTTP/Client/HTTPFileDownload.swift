@@ -227,10 +227,12 @@ private struct FileDownloadRunner {
                                 url: request.url, validator: machine.validator, completeLength: machine.completeLength))
                     }
                     report(force: true)
-                    for try await chunk in response.body {
-                        try FileOutput.write(chunk, to: descriptor, at: machine.offset)
-                        machine.bodyWritten(chunk.count)
-                        transferred += Int64(chunk.count)
+                    let start = machine.offset
+                    var counted: Int64 = 0
+                    try await response.body.write(toFileDescriptor: descriptor, at: start) { written in
+                        machine.bodyWritten(Int(written - counted))
+                        transferred += written - counted
+                        counted = written
                         report(force: false)
                     }
                 }

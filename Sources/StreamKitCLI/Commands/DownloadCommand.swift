@@ -66,7 +66,8 @@ struct DownloadCommand: ParsableCommand {
         let client = try HTTPClient(
             configuration: HTTPClientConfiguration(
                 userAgent: "streamkit/\(streamKitVersion)", environment: context.environment,
-                globalReceiveRate: limitRate?.bytesPerSecond, bodyBufferLimit: 256 << 10, receiveBufferSize: 256 << 10))
+                globalReceiveRate: limitRate?.bytesPerSecond, bodyBufferLimit: 256 << 10,
+                receiveBufferSize: 256 << 10))
         let reporter = DownloadReporter(context: context, json: json, url: url, destination: destination)
         let download = client.download(
             request, to: destination,

@@ -267,6 +267,8 @@ final class CurlMultiLoop: HTTPClientBackend, TransferController, @unchecked Sen
         case .finishBody(let error):
             transfer.channel.finish(error)
         }
+        // No callback can write for this transfer any more.
+        transfer.channel.releaseDirectWrite()
     }
 
     private func deliverHead(_ transfer: CurlTransfer, _ head: HTTPClientResponseHead) {
@@ -281,7 +283,7 @@ final class CurlMultiLoop: HTTPClientBackend, TransferController, @unchecked Sen
         touched.removeAll(keepingCapacity: true)
         for transfer in batch {
             transfer.touched = false
-            transfer.channel.flush()
+            transfer.channel.flush(now: .now)
         }
     }
 
@@ -354,6 +356,16 @@ final class CurlMultiLoop: HTTPClientBackend, TransferController, @unchecked Sen
             return Int(CURL_WRITEFUNC_PAUSE)
         }
         switch transfer.channel.receive(bytes) {
+        case .writeDirectly(let descriptor, let offset):
+            do {
+                try FileOutput.write(bytes, to: descriptor, at: offset)
+            } catch let error as HTTPClientError {
+                transfer.machine.abort(error.with(url: transfer.url))
+                return 0
+            } catch {
+                return 0
+            }
+            fallthrough
         case .accepted:
             transfer.machine.bodyAccepted(bytes.count, now: now)
             bucket?.take(bytes.count, now: now)

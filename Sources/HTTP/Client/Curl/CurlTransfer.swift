@@ -54,7 +54,7 @@ final class CurlTransfer: @unchecked Sendable {
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         channel = ResponseBodyChannel(
-            highWater: configuration.bodyBufferLimit, transferID: id, controller: loop)
+            highWater: configuration.bodyBufferLimit, transferID: id, controller: loop, supportsDirectWrite: true)
         let timeouts = request.timeouts ?? configuration.timeouts
         machine = HTTPClientTransferStateMachine(
             expectation: .init(

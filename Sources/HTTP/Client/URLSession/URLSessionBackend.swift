@@ -239,7 +239,7 @@ final class URLSessionBackend: NSObject, HTTPClientBackend, TransferController, 
             return
         }
         transfer.machine.bodyAccepted(data.count, now: now)
-        transfer.channel.flush()
+        transfer.channel.flush(now: .now)
         if action == .pause {
             transfer.bodyPaused = true
             statisticsState.withLock { $0.bodyPauses += 1 }
