@@ -146,6 +146,43 @@ import Testing
         await fixture.nginx.stop()
     }
 
+    @Test(.requires(.nginx)) func limitRateHoldsTheDownloadAndProgressLinesGoToStandardError() async throws {
+        let fixture = try await DownloadFixture.make(size: 1_500_000)
+        let target = fixture.directory.appendingPathComponent("slow.bin")
+        let started = ContinuousClock.now
+        let (code, _, error) = await run([
+            "download", fixture.nginx.url("file.bin").absoluteString, "-o", target.path, "--limit-rate", "500k",
+        ])
+        let elapsed = started.duration(to: .now)
+        #expect(code == .success)
+        // 1.5 MB at 500 KiB/s: 2.9 s, less a burst of 25 KB.
+        #expect(elapsed >= .milliseconds(2_800), "took \(elapsed)")
+        #expect(try Data(contentsOf: target) == fixture.bytes)
+        // Not a terminal: plain lines every 2 s, with percent, bytes, speed and ETA.
+        let lines = error.split(separator: "\n").filter { $0.contains("%") }
+        #expect(lines.count >= 2, "stderr: \(error)")
+        #expect(lines.dropFirst().contains { $0.contains("/s") && $0.contains("ETA") }, "stderr: \(error)")
+        await fixture.nginx.stop()
+    }
+
+    @Test func headersAreSent() async throws {
+        let responder = try ScriptedTCPResponder(steps: [
+            .readRequestHead,
+            .send(ScriptedTCPResponder.httpResponse(status: 200, headers: [("Content-Length", "2")], body: [1, 2])),
+            .close,
+        ])
+        let target = try TestRun.makeTemporaryDirectory("headers").appendingPathComponent("h.bin")
+        let (code, _, _) = await run([
+            "download", responder.url("h").absoluteString, "-o", target.path, "-H", "Cookie: session=abc",
+            "-H", "X-Trace:  7 ",
+        ])
+        #expect(code == .success)
+        let head = try #require(responder.requests.first)
+        #expect(head.contains("Cookie: session=abc\r\n") && head.contains("X-Trace: 7\r\n"))
+        #expect(head.contains("User-Agent: streamkit/\(streamKitVersion)\r\n"))
+        await responder.stop()
+    }
+
     @Test(.requires(.nginx)) func aRefusedConnectionExits1AfterItsRetries() async throws {
         let port = try LocalNetwork.freePort()
         let directory = try TestRun.makeTemporaryDirectory("refused")

@@ -98,8 +98,11 @@ import Testing
         await #expect(throws: HTTPClientError(.couldNotResolveHost)) {
             try await off.data(for: HTTPClientRequest(url: target))
         }
-        #expect(proxy.connectionCount == 1)
-        for client in [viaEnvironment, bypassed, off] { await client.shutdown() }
+        let explicit = try HTTPClient(
+            configuration: HTTPClientConfiguration(proxy: .url("http://127.0.0.1:\(proxy.port)"), environment: [:]))
+        #expect(try await explicit.data(for: HTTPClientRequest(url: target)).body == Array("via proxy".utf8))
+        #expect(proxy.connectionCount == 2)
+        for client in [viaEnvironment, bypassed, off, explicit] { await client.shutdown() }
         await proxy.stop()
     }
 
@@ -246,4 +249,38 @@ func productPath(_ name: String) throws -> String {
         throw TestSupportError("\(name) is not built next to \(testBinary): run swift build --build-tests")
     }
     return path
+}
+
+/// TLS against `openssl s_server` with a self-signed certificate.
+@Suite(.requires(.openssl)) struct HTTPClientTLSTests {
+    @Test func verificationRefusesAnUntrustedCertificateUnlessTurnedOff() async throws {
+        let directory = try TestRun.makeTemporaryDirectory("tls")
+        let key = directory.appendingPathComponent("key.pem").path
+        let certificate = directory.appendingPathComponent("cert.pem").path
+        try await Tool.openssl.run([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "1",
+            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+        ])
+        let port = try LocalNetwork.freePort()
+        let server = try ChildProcess(
+            executable: Tool.openssl.requirePath(),
+            arguments: [
+                "s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate, "-key", key, "-www", "-quiet",
+            ],
+            logName: "openssl-s_server")
+        #expect(await LocalNetwork.waitUntilListening(port: port, process: server))
+        let url = "https://127.0.0.1:\(port)/"
+
+        let verifying = try HTTPClient()
+        await #expect(throws: HTTPClientError(.tlsFailure)) { try await verifying.execute(HTTPClientRequest(url: url)) }
+
+        let insecure = try HTTPClient(
+            configuration: HTTPClientConfiguration(tlsVerification: .insecureSkipVerification))
+        let (head, body) = try await insecure.data(for: HTTPClientRequest(url: url))
+        #expect(head.status == .ok)
+        #expect(String(decoding: body, as: UTF8.self).contains("s_server"))
+        await verifying.shutdown()
+        await insecure.shutdown()
+        await server.stop()
+    }
 }

@@ -73,6 +73,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     deinit {
         release()
+        channel.releaseDirectWrite()
         loop.liveTransfers.subtract(1, ordering: .relaxed)
     }
 
