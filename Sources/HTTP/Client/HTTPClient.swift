@@ -118,13 +118,15 @@ extension HTTPClient {
         }
     }
 
-    /// Fetches a small body whole, retrying by `policy` (a cut body is fetched again).
+    /// Fetches a small body whole, retrying by `policy` (408, 429 and 5xx responses, transport
+    /// failures, and bodies cut short, all counted against the same attempts).
     ///
     /// - Parameters:
     ///   - request: The request.
     ///   - limit: The most body bytes accepted.
     ///   - policy: When to retry.
-    /// - Returns: The response head and body, whatever the status (after retries on 408, 429, 5xx).
+    /// - Returns: The response head and body, whatever the status (the last one when attempts ran
+    ///   out on retryable statuses).
     /// - Throws: ``HTTPClientError``: the last failure, or `bodyTooLarge`.
     public func data(
         for request: HTTPClientRequest, limit: Int = 16 << 20, retry policy: HTTPClientRetryPolicy = .none
@@ -132,14 +134,29 @@ extension HTTPClient {
         let timing = configuration.retryTiming
         var attempt = 1
         while true {
-            let response = try await execute(request, retry: policy)
             do {
-                return (response.head, try await response.body.collect(upTo: limit))
+                let response = try await execute(request)
+                if HTTPClientRetryPolicy.isRetryable(status: response.status),
+                    let delay = policy.delay(
+                        afterAttempt: attempt,
+                        error: .unexpectedStatus(
+                            response.status, url: response.url, retryAfter: response.head.retryAfter),
+                        randomUnit: timing.randomUnit(), now: timing.now())
+                {
+                    response.body.reader.cancel()
+                    try await sleep(delay, timing: timing, url: request.url)
+                } else {
+                    do {
+                        return (response.head, try await response.body.collect(upTo: limit))
+                    } catch let error as HTTPClientError {
+                        throw error.with(url: response.url)
+                    }
+                }
             } catch let error as HTTPClientError {
                 guard
                     let delay = policy.delay(
                         afterAttempt: attempt, error: error, randomUnit: timing.randomUnit(), now: timing.now())
-                else { throw error.with(url: response.url) }
+                else { throw error }
                 try await sleep(delay, timing: timing, url: request.url)
             }
             attempt += 1

@@ -137,6 +137,7 @@ public struct HTTPClientRetryTiming: Sendable {
     /// The sleeps a ``recording(seed:now:recorder:)`` timing was asked for.
     public final class SleepRecorder: Sendable {
         private let sleeps = Mutex<[Duration]>([])
+        /// Creates an empty recorder.
         public init() {}
         /// Every sleep requested, in order.
         public var recorded: [Duration] { sleeps.withLock { $0 } }
@@ -151,6 +152,7 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
     /// Creates a generator from a seed.
     public init(seed: UInt64) { state = seed }
 
+    /// The next 64 random bits.
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state

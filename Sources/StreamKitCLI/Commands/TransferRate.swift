@@ -10,6 +10,7 @@ public struct TransferRate: Hashable, Sendable, ExpressibleByArgument, CustomStr
         self.bytesPerSecond = bytesPerSecond
     }
 
+    /// Parses `500k`, `2M`, `1.5m`, `100000`, `1G`; `nil` for anything else or a rate under 1 B/s.
     public init?(argument: String) {
         var text = Substring(argument)
         var multiplier: Double = 1

@@ -171,6 +171,7 @@ import Testing
     }
 }
 
+#if os(Linux)
 @Suite struct CurlFailureTests {
     private func classify(
         _ code: Int, message: String = "", redirect: String? = nil, connected: Bool = true, head: Bool = false
@@ -206,3 +207,4 @@ import Testing
         #expect(classify(99).kind == .transportFailure)
     }
 }
+#endif
