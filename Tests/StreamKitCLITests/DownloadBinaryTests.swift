@@ -63,6 +63,31 @@ import Glibc
         #expect(resumed.bytesSent == 3_000_000 - kept && resumed.completed)
     }
 
+    /// In a process of its own, so that its progress task is not held up by this test process.
+    @Test func limitRateHoldsTheDownloadAndProgressLinesGoToStandardError() async throws {
+        let fixture = try await DownloadFixture.make(size: 1_500_000)
+        let target = fixture.directory.appendingPathComponent("slow.bin")
+        let started = ContinuousClock.now
+        let process = try ChildProcess(
+            executable: Self.streamkit(),
+            arguments: [
+                "download", fixture.nginx.url("file.bin").absoluteString, "-o", target.path, "--limit-rate", "500k",
+            ],
+            logName: "streamkit-download")
+        #expect(try await process.wait(timeout: .seconds(60)) == 0, "\(process.standardError)")
+        let elapsed = started.duration(to: .now)
+        // 1.5 MB at 500 KiB/s: 2.9 s, less a burst of 25 KB.
+        #expect(elapsed >= .milliseconds(2_800), "took \(elapsed)")
+        #expect(try Data(contentsOf: target) == fixture.bytes)
+        // Not a terminal: plain lines every 2 s, with percent, bytes, speed and ETA.
+        let lines = process.standardError.split(separator: "\n").filter { $0.contains("%") }
+        #expect(lines.count >= 2, "stderr: \(process.standardError)")
+        #expect(
+            lines.dropFirst().contains { $0.contains("/s") && $0.contains("ETA") }, "stderr: \(process.standardError)")
+        #expect(process.standardOutput.hasPrefix("Saved \(target.path) (1.43 MB, "))
+        await fixture.nginx.stop()
+    }
+
     /// The figures: 1 GiB from nginx on 127.0.0.1 arrives byte-identical with peak RSS
     /// under 40 MB; killed halfway with SIGKILL and run again, it fetches only the missing bytes.
     @Test(.requires(.openssl)) func oneGigabyteIdenticalUnder40MBAndResumedAfterSIGKILL() async throws {

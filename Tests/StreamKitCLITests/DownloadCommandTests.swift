@@ -146,25 +146,6 @@ import Testing
         await fixture.nginx.stop()
     }
 
-    @Test(.requires(.nginx)) func limitRateHoldsTheDownloadAndProgressLinesGoToStandardError() async throws {
-        let fixture = try await DownloadFixture.make(size: 1_500_000)
-        let target = fixture.directory.appendingPathComponent("slow.bin")
-        let started = ContinuousClock.now
-        let (code, _, error) = await run([
-            "download", fixture.nginx.url("file.bin").absoluteString, "-o", target.path, "--limit-rate", "500k",
-        ])
-        let elapsed = started.duration(to: .now)
-        #expect(code == .success)
-        // 1.5 MB at 500 KiB/s: 2.9 s, less a burst of 25 KB.
-        #expect(elapsed >= .milliseconds(2_800), "took \(elapsed)")
-        #expect(try Data(contentsOf: target) == fixture.bytes)
-        // Not a terminal: plain lines every 2 s, with percent, bytes, speed and ETA.
-        let lines = error.split(separator: "\n").filter { $0.contains("%") }
-        #expect(lines.count >= 2, "stderr: \(error)")
-        #expect(lines.dropFirst().contains { $0.contains("/s") && $0.contains("ETA") }, "stderr: \(error)")
-        await fixture.nginx.stop()
-    }
-
     @Test func headersAreSent() async throws {
         let responder = try ScriptedTCPResponder(steps: [
             .readRequestHead,

@@ -292,7 +292,16 @@ private struct FileDownloadRunner {
         }
     }
 
+    /// Drops data past `length`. Only when there is some: on ext4, truncating to zero marks the
+    /// file for a flush of all its dirty pages at close (the replace-via-truncate heuristic),
+    /// which would stall every fresh download for the time the disk needs to write it.
     private func truncate(_ descriptor: Int32, to length: Int64) throws {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            let failure = SystemError.current("fstat", subject: partialPath.path)
+            throw HTTPClientError(.fileWriteFailed, url: request.url, detail: "\(failure)")
+        }
+        guard Int64(status.st_size) > length else { return }
         guard ftruncate(descriptor, off_t(length)) == 0 else {
             let failure = SystemError.current("ftruncate", subject: partialPath.path)
             throw HTTPClientError(.fileWriteFailed, url: request.url, detail: "\(failure)")
