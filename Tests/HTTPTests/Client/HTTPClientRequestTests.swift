@@ -236,6 +236,7 @@ import Testing
         let growth = (report["residentKilobytesAfter"] ?? 0) - (report["residentKilobytesBefore"] ?? 0)
         #expect(growth <= 2_048, "RSS grew by \(growth) KB: \(report)")
         #expect(report["liveTransferObjects"] == 0)
+        print("bench-http failures: \(probe.standardOutput)")
         await responder.stop()
     }
 }
