@@ -55,7 +55,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "StreamKitCLI",
-            dependencies: ["Core", "HLS", "RTMP", "FLV"],
+            dependencies: ["Core", "HTTP", "HLS", "RTMP", "FLV"],
             swiftSettings: strictSettings),
         .executableTarget(
             name: "streamkit",
@@ -65,6 +65,12 @@ let package = Package(
         // Benchmarks (bench/): the StreamKit side of bench/hls-parse.sh.
         .executableTarget(
             name: "bench-hls-parse", dependencies: ["HLS"], path: "bench/Sources/bench-hls-parse",
+            swiftSettings: strictSettings),
+        // Benchmark helper: concurrent downloads and failure loops in a process of their own.
+        .executableTarget(
+            name: "bench-http",
+            dependencies: ["HTTP", "Core"],
+            path: "bench/Sources/bench-http",
             swiftSettings: strictSettings),
 
         // Test-only: launchers for real servers (nginx, nginx-rtmp), ffmpeg fixtures, fault responders.
@@ -95,7 +101,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport", "Core"], swiftSettings: strictSettings),
         .testTarget(
-            name: "StreamKitCLITests", dependencies: ["StreamKitCLI", "Core", "HLS", "TestSupport"],
+            name: "StreamKitCLITests", dependencies: ["StreamKitCLI", "Core", "HTTP", "HLS", "TestSupport"],
             swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

@@ -13,9 +13,11 @@ public struct StreamKitCommand: ParsableCommand {
         examples: [
             .init("Show the version", "streamkit --version"),
             .init("Summarize a playlist", "streamkit inspect index.m3u8"),
+            .init(
+                "Download a file, resuming if run again", "streamkit download https://example.com/talk.mp4 -o talk.mp4"),
             .init("Record a live RTMP stream", "streamkit rtmp record rtmp://example.com/live/show -o show.flv"),
         ],
-        subcommands: [InspectCommand.self, RTMPCommand.self],
+        subcommands: [DownloadCommand.self, InspectCommand.self, RTMPCommand.self],
         version: "streamkit \(streamKitVersion)")
 
     public init() {}

@@ -20,8 +20,13 @@ import Testing
                   --version               Show the version.
                   -h, --help              Show help information.
 
-                COMMANDS:
+                DOWNLOADS:
+                  download                Download a file over HTTP or HTTPS, resuming where an earlier run stopped.
+
+                PLAYLISTS:
                   inspect                 Parse an HLS playlist and summarize it, or print it as JSON.
+
+                LIVE STREAMS:
                   rtmp                    Record an RTMP stream to FLV, or publish FLV to an RTMP server.
 
                   See 'streamkit help <command>' for help on a command.
@@ -31,6 +36,8 @@ import Testing
                     streamkit --version
                   Summarize a playlist:
                     streamkit inspect index.m3u8
+                  Download a file, resuming if run again:
+                    streamkit download https://example.com/talk.mp4 -o talk.mp4
                   Record a live RTMP stream:
                     streamkit rtmp record rtmp://example.com/live/show -o show.flv
 

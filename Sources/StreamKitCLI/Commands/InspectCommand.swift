@@ -15,7 +15,8 @@ public struct InspectCommand: ParsableCommand {
             .init("Summarize a media playlist", "streamkit inspect index.m3u8"),
             .init("Print the parsed model as one JSON object", "streamkit inspect master.m3u8 --json"),
             .init("Check a playlist against RFC 8216bis", "streamkit inspect index.m3u8 --strict"),
-        ])
+        ],
+        group: "Playlists")
 
     @Argument(valueName: "file", help: "The playlist file (.m3u8).") var source: String
     @Flag(help: "Print the parsed playlist as one JSON object on standard output.") var json = false

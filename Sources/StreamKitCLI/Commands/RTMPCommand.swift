@@ -16,7 +16,8 @@ public struct RTMPCommand: ParsableCommand {
                 "Publish a file at its own pace",
                 "streamkit rtmp publish show.flv rtmp://example.com/live/show --realtime"),
         ],
-        subcommands: [RTMPRecordCommand.self, RTMPPublishCommand.self])
+        subcommands: [RTMPRecordCommand.self, RTMPPublishCommand.self],
+        group: "Live streams")
 
     public init() {}
 }

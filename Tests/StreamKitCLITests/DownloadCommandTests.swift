@@ -1,0 +1,196 @@
+import Core
+import Foundation
+import HTTP
+import TestSupport
+import Testing
+
+@testable import StreamKitCLI
+
+/// `streamkit download`: help, usage errors, exit codes, JSON lines, resume; in-process against nginx.
+@Suite struct DownloadCommandTests {
+    private func run(_ arguments: [String]) async -> (code: ExitCode, output: String, error: String) {
+        let context = CommandContext.capturing(environment: [:])
+        let code = await CommandRunner.run(StreamKitCommand.self, arguments: arguments, context: context)
+        return (code, context.output.text, context.errorOutput.text)
+    }
+
+    @Test func helpSnapshot() async {
+        let (code, output, _) = await run(["download", "--help"])
+        #expect(code == .success)
+        #expect(
+            output == """
+                OVERVIEW: Download a file over HTTP or HTTPS, resuming where an earlier run stopped.
+
+                Downloads a progressive file (MP4, MP3, TS, anything) to completion with progress on
+                standard error. Partial data is kept next to the target as FILE.streamkit-partial, with
+                its validator in FILE.streamkit-resume; running the same command again resumes from the
+                byte reached (If-Range: a file changed on the server starts over). Failed attempts are
+                retried with backoff from the byte reached. Ctrl-C stops cleanly and exits 130.
+                HLS is not handled yet: a playlist URL is downloaded as a plain file.
+
+                USAGE: streamkit download <url> [--output <path>] [--limit-rate <rate>] [--header <header> ...] [--retries <count>] [--json]
+
+                ARGUMENTS:
+                  <url>                   The http or https URL to download.
+
+                OPTIONS:
+                  -o, --output <path>     The file to write, or a directory to write it into (default: the URL's file name here).
+                  --limit-rate <rate>     At most this many bytes a second in all, such as 500k or 2M.
+                  -H, --header <header>   An extra request header, 'Name: value'.
+                  --retries <count>       Failed attempts in a row to retry (each from the byte reached). (default: 4)
+                  --json                  Print progress and the result as JSON lines on standard output.
+                  -h, --help              Show help information.
+
+                EXAMPLES:
+                  Download a file into the current directory:
+                    streamkit download https://example.com/video.mp4
+                  Download to a path at most 2 MB a second:
+                    streamkit download URL -o ~/Movies/talk.mp4 --limit-rate 2M
+                  Send a header and print JSON progress:
+                    streamkit download URL -H 'Cookie: a=1' --json
+
+                """)
+    }
+
+    @Test(arguments: [
+        (["download"], "missing argument <url>"),
+        (["download", "ftp://127.0.0.1/a"], "<url> must be an http or https URL, got 'ftp://127.0.0.1/a'"),
+        (["download", "file:///etc/passwd"], "<url> must be an http or https URL, got 'file:///etc/passwd'"),
+        (["download", "http://127.0.0.1/a", "-H", "no colon"], "--header must be 'Name: value', got 'no colon'"),
+        (["download", "http://127.0.0.1/a", "--limit-rate", "fast"], "invalid value 'fast' for --limit-rate"),
+        (["download", "http://127.0.0.1/a", "--limit-rate", "0"], "invalid value '0' for --limit-rate"),
+        (["download", "http://127.0.0.1/a", "--retries", "101"], "--retries must be between 0 and 100, got 101"),
+        (["download", "http://127.0.0.1/a", "-j", "4"], "unknown option '-j'"),
+    ])
+    func usageErrorsExit64(arguments: [String], message: String) async {
+        let (code, output, error) = await run(arguments)
+        #expect(code == .usage)
+        #expect(output.isEmpty)
+        #expect(error.hasPrefix("error: \(message)"), "stderr: \(error)")
+    }
+
+    @Test func ratesParseLikeCurl() {
+        let cases: [(String, Int64?)] = [
+            ("500k", 512_000), ("2M", 2_097_152), ("1.5m", 1_572_864), ("100000", 100_000), ("1G", 1_073_741_824),
+            ("0", nil), ("-5k", nil), ("k", nil), ("2MB", nil), ("fast", nil), ("0.0001", nil),
+        ]
+        for (text, bytes) in cases { #expect(TransferRate(argument: text)?.bytesPerSecond == bytes, "\(text)") }
+    }
+
+    @Test func fileNamesFromURLsAreSanitized() {
+        let cases = [
+            ("http://h/a/b/video.mp4?x=1", "video.mp4"), ("http://h/", "download"), ("http://h", "download"),
+            ("http://h/a/..", "download"), ("http://h/%2E%2E%2Fetc%2Fpasswd", "_etc_passwd"),
+            ("http://h/.hidden", "hidden"), ("http://h/a%00b", "a_b"), ("http://h/caf%C3%A9.ts", "café.ts"),
+            ("http://h/live/index.m3u8", "index.m3u8"),
+        ]
+        for (url, name) in cases { #expect(DownloadCommand.fileName(fromURL: url) == name, "\(url)") }
+    }
+
+    @Test(.requires(.nginx)) func downloadsToAFileAndPrintsWhereItWent() async throws {
+        let fixture = try await DownloadFixture.make(size: 700_000)
+        let target = fixture.directory.appendingPathComponent("out.bin")
+        let (code, output, error) = await run([
+            "download", fixture.nginx.url("file.bin").absoluteString, "-o", target.path,
+        ])
+        #expect(code == .success, "stderr: \(error)")
+        #expect(output.hasPrefix("Saved \(target.path) (684 KB, "))
+        #expect(error.hasPrefix("Downloading \(fixture.nginx.url("file.bin").absoluteString)\n  to \(target.path)\n"))
+        #expect(try Data(contentsOf: target) == fixture.bytes)
+        #expect(!FileManager.default.fileExists(atPath: target.path + ".streamkit-partial"))
+        #expect(!FileManager.default.fileExists(atPath: target.path + ".streamkit-resume"))
+        await fixture.nginx.stop()
+    }
+
+    @Test(.requires(.nginx)) func intoADirectoryTheNameComesFromTheURL() async throws {
+        let fixture = try await DownloadFixture.make(size: 1000)
+        let (code, _, _) = await run([
+            "download", fixture.nginx.url("file.bin").absoluteString, "-o", fixture.directory.path,
+        ])
+        #expect(code == .success)
+        #expect(try Data(contentsOf: fixture.directory.appendingPathComponent("file.bin")) == fixture.bytes)
+        await fixture.nginx.stop()
+    }
+
+    @Test(.requires(.nginx)) func jsonModePrintsOnlyJSONLinesEndingWithTheResult() async throws {
+        let fixture = try await DownloadFixture.make(size: 50_000)
+        let target = fixture.directory.appendingPathComponent("j.bin")
+        let url = fixture.nginx.url("file.bin").absoluteString
+        let (code, output, error) = await run(["download", url, "-o", target.path, "--json", "-H", "X-Trace: 1"])
+        #expect(code == .success)
+        #expect(error.isEmpty)
+        let objects = try output.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(objects.dropLast().allSatisfy { $0["event"] as? String == "progress" })
+        let result = try #require(objects.last)
+        #expect(result["event"] as? String == "result" && result["status"] as? String == "completed")
+        #expect(result["bytes"] as? Int == 50_000 && result["path"] as? String == target.path)
+        #expect(result["url"] as? String == url && result["resumedFrom"] as? Int == 0)
+        await fixture.nginx.stop()
+    }
+
+    @Test(.requires(.nginx)) func aMissingFileExits1NamingTheURLAndStatus() async throws {
+        let fixture = try await DownloadFixture.make(size: 10)
+        let url = fixture.nginx.url("missing.bin").absoluteString
+        let target = fixture.directory.appendingPathComponent("m.bin")
+        let (code, output, error) = await run(["download", url, "-o", target.path])
+        #expect(code == .failure)
+        #expect(output.isEmpty)
+        #expect(error.contains("error: unexpected status for \(url): HTTP 404 Not Found"), "stderr: \(error)")
+        #expect(!FileManager.default.fileExists(atPath: target.path + ".streamkit-partial"))
+        let (jsonCode, json, _) = await run(["download", url, "-o", target.path, "--json"])
+        #expect(jsonCode == .failure)
+        let result = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        #expect(result["status"] as? String == "failed" && result["httpStatus"] as? Int == 404)
+        await fixture.nginx.stop()
+    }
+
+    @Test func headersAreSent() async throws {
+        let responder = try ScriptedTCPResponder(steps: [
+            .readRequestHead,
+            .send(ScriptedTCPResponder.httpResponse(status: 200, headers: [("Content-Length", "2")], body: [1, 2])),
+            .close,
+        ])
+        let target = try TestRun.makeTemporaryDirectory("headers").appendingPathComponent("h.bin")
+        let (code, _, _) = await run([
+            "download", responder.url("h").absoluteString, "-o", target.path, "-H", "Cookie: session=abc",
+            "-H", "X-Trace:  7 ",
+        ])
+        #expect(code == .success)
+        let head = try #require(responder.requests.first)
+        #expect(head.contains("Cookie: session=abc\r\n") && head.contains("X-Trace: 7\r\n"))
+        #expect(head.contains("User-Agent: streamkit/\(streamKitVersion)\r\n"))
+        await responder.stop()
+    }
+
+    @Test(.requires(.nginx)) func aRefusedConnectionExits1AfterItsRetries() async throws {
+        let port = try LocalNetwork.freePort()
+        let directory = try TestRun.makeTemporaryDirectory("refused")
+        let (code, _, error) = await run([
+            "download", "http://127.0.0.1:\(port)/x", "-o", directory.appendingPathComponent("x").path, "--retries",
+            "0",
+        ])
+        #expect(code == .failure)
+        #expect(error.contains("connect failed for http://127.0.0.1:\(port)/x"), "stderr: \(error)")
+    }
+}
+
+/// A random file served by nginx from a fresh directory.
+struct DownloadFixture {
+    let directory: URL
+    let bytes: Data
+    let nginx: Nginx
+
+    static func make(size: Int, limitRate: Int? = nil) async throws -> DownloadFixture {
+        let directory = try TestRun.makeTemporaryDirectory("download")
+        let root = directory.appendingPathComponent("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
+        let bytes = try handle.read(upToCount: size) ?? Data()
+        try handle.close()
+        try bytes.write(to: root.appendingPathComponent("file.bin"))
+        let nginx = try await Nginx.static(root: root, limitRatePerConnection: limitRate)
+        return DownloadFixture(directory: directory, bytes: bytes, nginx: nginx)
+    }
+}
