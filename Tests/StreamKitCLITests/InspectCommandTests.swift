@@ -135,14 +135,35 @@ import Testing
         let directory = try TestRun.makeTemporaryDirectory("inspect").path
         let (directoryCode, _, directoryError) = await run([directory])
         #expect(directoryCode == .failure && directoryError == "error: \(directory): is a directory\n")
-        // Files only for now (docs/CLI.md): a URL is read as a path until the HTTP client lands.
-        let (urlCode, _, urlError) = await run(["https://example.com/index.m3u8"])
-        #expect(urlCode == .failure && urlError == "error: https://example.com/index.m3u8: no such file\n")
+        let (schemeCode, _, schemeError) = await run(["ftp://example.com/index.m3u8"])
+        #expect(
+            schemeCode == .failure
+                && schemeError
+                    == "error: ftp://example.com/index.m3u8: only http and https URLs (or files) can be read\n"
+        )
+    }
+
+    /// A URL is fetched over HTTP; relative URIs resolve against it; a failed fetch names the URL and status.
+    @Test(.requires(.nginx, .ffmpeg))
+    func aURLIsFetchedAndResolvedAgainstItself() async throws {
+        let fixture = try await Fixtures.shared.fixture(FixtureRecipe(.hlsMaster))
+        let nginx = try await Nginx.static(root: fixture.directory)
+        let url = nginx.url("master.m3u8").absoluteString
+        let (code, output, _) = await run([url])
+        #expect(code == .success)
+        #expect(output.hasPrefix("\(url): multivariant playlist") && output.contains("video_360p/index.m3u8"))
+        let (jsonCode, json, _) = await run([nginx.url("video_180p/index.m3u8").absoluteString, "--json"])
+        #expect(jsonCode == .success && json.contains("\"kind\":\"media\""))
+        let missing = nginx.url("missing.m3u8").absoluteString
+        let (missingCode, _, missingError) = await run([missing])
+        #expect(missingCode == .failure && missingError == "error: \(missing): HTTP 404 Not Found\n")
+        #expect(nginx.accessLog.map(\.uri) == ["/master.m3u8", "/video_180p/index.m3u8", "/missing.m3u8"])
+        await nginx.stop()
     }
 
     @Test func usageErrorsExit64() async throws {
         let (missing, _, missingError) = await run([])
-        #expect(missing == .usage && missingError.hasPrefix("error: missing argument <file>\n"))
+        #expect(missing == .usage && missingError.hasPrefix("error: missing argument <url-or-file>\n"))
         let (unknown, _, unknownError) = await run(["x.m3u8", "--frobnicate"])
         #expect(unknown == .usage && unknownError.hasPrefix("error: unknown option '--frobnicate'\n"))
         let (extra, _, extraError) = await run(["a.m3u8", "b.m3u8"])
@@ -160,10 +181,10 @@ import Testing
                 duration, encryption, maps and byte ranges of a media playlist. Problems the parser tolerates are
                 listed on standard error as warnings; --strict turns every one into an error.
 
-                USAGE: streamkit inspect <file> [--json] [--strict]
+                USAGE: streamkit inspect <url-or-file> [--json] [--strict]
 
                 ARGUMENTS:
-                  <file>                  The playlist file (.m3u8).
+                  <url-or-file>           The playlist: an http(s) URL or a file (.m3u8).
 
                 OPTIONS:
                   --json                  Print the parsed playlist as one JSON object on standard output.
@@ -173,6 +194,8 @@ import Testing
                 EXAMPLES:
                   Summarize a media playlist:
                     streamkit inspect index.m3u8
+                  Summarize a playlist on a server:
+                    streamkit inspect https://example.com/live/master.m3u8
                   Print the parsed model as one JSON object:
                     streamkit inspect master.m3u8 --json
                   Check a playlist against RFC 8216bis:

@@ -13,12 +13,13 @@ public struct InspectCommand: ParsableCommand {
             """,
         examples: [
             .init("Summarize a media playlist", "streamkit inspect index.m3u8"),
+            .init("Summarize a playlist on a server", "streamkit inspect https://example.com/live/master.m3u8"),
             .init("Print the parsed model as one JSON object", "streamkit inspect master.m3u8 --json"),
             .init("Check a playlist against RFC 8216bis", "streamkit inspect index.m3u8 --strict"),
         ],
         group: "Playlists")
 
-    @Argument(valueName: "file", help: "The playlist file (.m3u8).") var source: String
+    @Argument(valueName: "url-or-file", help: "The playlist: an http(s) URL or a file (.m3u8).") var source: String
     @Flag(help: "Print the parsed playlist as one JSON object on standard output.") var json = false
     @Flag(help: "Report every violation of RFC 8216bis and fail if there is any.") var strict = false
 
@@ -27,7 +28,7 @@ public struct InspectCommand: ParsableCommand {
     public func run(_ context: CommandContext) async throws {
         let loaded: LoadedPlaylist
         do {
-            loaded = try PlaylistLoader.load(source)
+            loaded = try await PlaylistLoader.load(source)
         } catch {
             context.writeError("error: \(error)\n")
             throw ExitCode.failure

@@ -1,10 +1,12 @@
 import Foundation
+import HTTP
 
 /// A playlist's bytes and where they came from.
 struct LoadedPlaylist: Sendable {
     /// The playlist file.
     var bytes: [UInt8]
-    /// The playlist's absolute URL: relative URIs resolve against it, EXT-X-DEFINE QUERYPARAM reads its query.
+    /// The playlist's absolute URL (after redirects, for a fetched one): relative URIs resolve against it,
+    /// EXT-X-DEFINE QUERYPARAM reads its query.
     var url: URL
 }
 
@@ -13,12 +15,18 @@ struct PlaylistLoadError: Error, CustomStringConvertible {
     let description: String
 }
 
-/// Loads the playlist a command names.
-///
-/// Files only for now: every argument is a path. Fetching http(s) URLs is one more case here once the HTTP
-/// client is in the package.
+/// Loads the playlist a command names: an http(s) URL is fetched, anything else is a file path.
 enum PlaylistLoader {
-    static func load(_ argument: String) throws(PlaylistLoadError) -> LoadedPlaylist {
+    /// The largest playlist accepted: a 10^6-segment media playlist is about 100 MB.
+    static let maximumPlaylistBytes = 256 << 20
+
+    static func load(_ argument: String) async throws(PlaylistLoadError) -> LoadedPlaylist {
+        if let scheme = argument.range(of: "://").map({ argument[..<$0.lowerBound].lowercased() }) {
+            guard scheme == "http" || scheme == "https" else {
+                throw PlaylistLoadError(description: "\(argument): only http and https URLs (or files) can be read")
+            }
+            return try await fetch(argument)
+        }
         let url = URL(fileURLWithPath: argument).standardizedFileURL
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
@@ -29,5 +37,24 @@ enum PlaylistLoader {
             throw PlaylistLoadError(description: "\(argument): cannot be read")
         }
         return LoadedPlaylist(bytes: Array(data), url: url)
+    }
+
+    private static func fetch(_ address: String) async throws(PlaylistLoadError) -> LoadedPlaylist {
+        do {
+            let client = try HTTPClient()  // shut down when dropped
+            let (head, body) = try await client.data(
+                for: HTTPClientRequest(url: address), limit: maximumPlaylistBytes, retry: .default)
+            guard head.status.isSuccess else {
+                throw PlaylistLoadError(description: "\(head.url): HTTP \(head.status)")
+            }
+            guard let url = URL(string: head.url) else {
+                throw PlaylistLoadError(description: "\(head.url): not a valid URL")
+            }
+            return LoadedPlaylist(bytes: body, url: url)
+        } catch let error as PlaylistLoadError {
+            throw error
+        } catch {
+            throw PlaylistLoadError(description: "\(error)")
+        }
     }
 }
