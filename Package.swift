@@ -16,6 +16,7 @@ let package = Package(
     products: [
         .library(name: "Core", targets: ["Core"]),
         .library(name: "HTTP", targets: ["HTTP"]),
+        .library(name: "MediaServer", targets: ["MediaServer"]),
         .executable(name: "streamkit", targets: ["streamkit"]),
     ],
     targets: [
@@ -29,6 +30,8 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+        // Not a library: declarations of epoll and eventfd, which the Glibc module map leaves out.
+        .systemLibrary(name: "CLinuxEvents"),
 
         .target(
             name: "Core",
@@ -39,11 +42,18 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "HTTP",
-            dependencies: ["Core", .target(name: "CCurl", condition: linuxOnly)],
+            dependencies: [
+                "Core", .target(name: "CCurl", condition: linuxOnly),
+                .target(name: "CLinuxEvents", condition: linuxOnly),
+            ],
+            swiftSettings: strictSettings),
+        .target(
+            name: "MediaServer",
+            dependencies: ["HTTP", "Core"],
             swiftSettings: strictSettings),
         .target(
             name: "StreamKitCLI",
-            dependencies: ["Core"],
+            dependencies: ["Core", "HTTP", "MediaServer"],
             swiftSettings: strictSettings),
         .executableTarget(
             name: "streamkit",
@@ -59,6 +69,9 @@ let package = Package(
         .testTarget(name: "CoreTests", dependencies: ["Core", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Core", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
+            name: "MediaServerTests", dependencies: ["MediaServer", "HTTP", "Core", "TestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "ShimTests",
             dependencies: [
                 "TestSupport",
@@ -69,7 +82,8 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport", "Core"], swiftSettings: strictSettings),
         .testTarget(
-            name: "StreamKitCLITests", dependencies: ["StreamKitCLI", "Core"], swiftSettings: strictSettings),
+            name: "StreamKitCLITests", dependencies: ["StreamKitCLI", "Core", "TestSupport"],
+            swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]
 )

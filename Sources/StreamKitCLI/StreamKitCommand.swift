@@ -11,7 +11,7 @@ public struct StreamKitCommand: ParsableCommand {
             from 127.0.0.1, caches progressive media as it plays, and records and publishes RTMP.
             """,
         examples: [.init("Show the version", "streamkit --version")],
-        subcommands: [],
+        subcommands: [ServeCommand.self],
         version: "streamkit \(streamKitVersion)")
 
     public init() {}

@@ -14,11 +14,16 @@ import Testing
                 StreamKit downloads HLS streams into local packages that play with no network, serves them
                 from 127.0.0.1, caches progressive media as it plays, and records and publishes RTMP.
 
-                USAGE: streamkit
+                USAGE: streamkit <command>
 
                 OPTIONS:
                   --version               Show the version.
                   -h, --help              Show help information.
+
+                PLAYBACK:
+                  serve                   Serve the library over HTTP for offline playback.
+
+                  See 'streamkit help <command>' for help on a command.
 
                 EXAMPLES:
                   Show the version:
