@@ -30,8 +30,8 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
-        // Not a library: declarations of epoll and eventfd, which the Glibc module map leaves out.
-        .systemLibrary(name: "CLinuxEvents"),
+        // Not a library: declarations of epoll, eventfd, accept4 and openat2, which Glibc's module map leaves out.
+        .systemLibrary(name: "CLinuxSystem"),
 
         .target(
             name: "Core",
@@ -44,7 +44,7 @@ let package = Package(
             name: "HTTP",
             dependencies: [
                 "Core", .target(name: "CCurl", condition: linuxOnly),
-                .target(name: "CLinuxEvents", condition: linuxOnly),
+                .target(name: "CLinuxSystem", condition: linuxOnly),
             ],
             swiftSettings: strictSettings),
         .target(

@@ -66,14 +66,14 @@ public final class MediaServer: Sendable {
         }
         router.get("/library") { _ in .redirect(to: "/") }
         router.get("/library/:id") { request in
-            .redirect(to: "/library/\(request.rawRouteParameters["id"] ?? "")/\(MediaLibrary.entryName)")
+            .redirect(to: "/library/\(request.rawRouteParameter("id") ?? "")/\(MediaLibrary.entryName)")
         }
         // Static files never wait on anything but the local disk's metadata: answered on the loop.
         router.add(
             .get, "/library/:id/*path",
             runsOnEventLoop: { request in
-                let id = request.rawRouteParameters["id"] ?? ""
-                let path = request.rawRouteParameters["path"] ?? ""
+                let id = request.rawRouteParameter("id") ?? ""
+                let path = request.rawRouteParameter("path") ?? ""
                 if path.isEmpty { return .redirect(to: MediaLibrary.entryName) }
                 return files.respond(to: request, rawPath: id + "/" + path)
             })

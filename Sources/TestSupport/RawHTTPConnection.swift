@@ -93,6 +93,12 @@ public final class RawHTTPConnection: @unchecked Sendable {
     /// Shuts down the sending side (the server reads end of input).
     public func shutdownWriting() { shutdown(descriptor, Int32(SHUT_WR)) }
 
+    /// Changes the receive buffer size (a larger one lets a slow-started transfer finish fast).
+    public func setReceiveBufferSize(_ size: Int32) {
+        var value = size
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &value, socklen_t(MemoryLayout<Int32>.size))
+    }
+
     /// Closes at once with a reset instead of a FIN (SO_LINGER 0).
     public func reset() {
         var option = linger(l_onoff: 1, l_linger: 0)

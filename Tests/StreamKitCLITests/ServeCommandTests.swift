@@ -108,7 +108,7 @@ import Darwin
         try Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(
             to: item.appendingPathComponent("big.ts"))
 
-        let server = try ServeProcess(arguments: ["--root", root.path, "--port", "0"])
+        let server = try await ServeProcess.start(arguments: ["--root", root.path, "--port", "0"])
         #expect(server.output.contains("Serving \(root.resolvingSymlinksInPath().path)\n"))
         #expect(server.token.count == 32)
 
@@ -136,7 +136,7 @@ import Darwin
         let item = root.appendingPathComponent("movie")
         try FileManager.default.createDirectory(at: item, withIntermediateDirectories: true)
         try Data(count: 32 << 20).write(to: item.appendingPathComponent("big.ts"))
-        let server = try ServeProcess(arguments: ["--root", root.path, "--port", "0"])
+        let server = try await ServeProcess.start(arguments: ["--root", root.path, "--port", "0"])
         let connection = try RawHTTPConnection(port: server.port, receiveBufferSize: 4096)
         try connection.send("GET /library/movie/big.ts HTTP/1.1\r\nHost: localhost:\(server.port)\r\n\r\n")
         _ = try connection.readSome(100)
@@ -152,7 +152,8 @@ import Darwin
 
     @Test func theDefaultLibraryIsCreatedUnderTheHomeDirectory() async throws {
         let home = try TestRun.makeTemporaryDirectory("serve-home")
-        let server = try ServeProcess(arguments: ["--port", "0"], environment: ["STREAMKIT_HOME": home.path])
+        let server = try await ServeProcess.start(
+            arguments: ["--port", "0"], environment: ["STREAMKIT_HOME": home.path])
         let library = home.appendingPathComponent("library").resolvingSymlinksInPath().path
         #expect(server.output.contains("Serving \(library)\n"))
         var isDirectory: ObjCBool = false
@@ -175,23 +176,22 @@ private struct ServeProcess {
     let port: UInt16
     let token: String
 
-    init(arguments: [String], environment: [String: String] = [:]) throws {
-        process = try ChildProcess(
+    static func start(arguments: [String], environment: [String: String] = [:]) async throws -> ServeProcess {
+        let process = try ChildProcess(
             executable: try BuiltProducts.executable("streamkit"), arguments: ["serve"] + arguments,
             environment: environment, logName: "streamkit-serve")
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = ContinuousClock.now + .seconds(20)
         var text = ""
-        while Date() < deadline && !text.contains("Press Ctrl-C") && process.isRunning {
-            usleep(10_000)
+        while ContinuousClock.now < deadline && !text.contains("Press Ctrl-C") && process.isRunning {
+            try await Task.sleep(for: .milliseconds(10))
             text = process.standardOutput
         }
         guard let urlLine = text.split(separator: "\n").first(where: { $0.hasPrefix("URL: ") }),
             let portText = urlLine.split(separator: ":").last?.dropLast(), let port = UInt16(portText),
             let tokenLine = text.split(separator: "\n").first(where: { $0.hasPrefix("Token: ") })
         else { throw TestSupportError("serve did not start: \(text)\n\(process.standardError)") }
-        output = text
-        self.port = port
-        token = String(tokenLine.dropFirst("Token: ".count))
+        return ServeProcess(
+            process: process, output: text, port: port, token: String(tokenLine.dropFirst("Token: ".count)))
     }
 }
 

@@ -42,42 +42,43 @@ struct HTTPHostPolicy: Hashable, Sendable {
     /// The host (lowercased, IPv6 without brackets, no trailing dot) and the port if given;
     /// `nil` when the value is not `host[:port]`.
     static func split(_ value: String) -> (String, UInt16?)? {
-        var host: Substring
-        var portText: Substring?
-        if value.hasPrefix("[") {
-            guard let close = value.firstIndex(of: "]") else { return nil }
-            host = value[value.index(after: value.startIndex)..<close]
-            let rest = value[value.index(after: close)...]
+        let utf8 = value.utf8
+        var hostBytes: Substring.UTF8View
+        var portBytes: Substring.UTF8View?
+        let bracketed = utf8.first == 0x5B
+        if bracketed {  // [IPv6]
+            guard let close = utf8.firstIndex(of: 0x5D) else { return nil }
+            hostBytes = value[utf8.index(after: utf8.startIndex)..<close].utf8
+            let rest = value[utf8.index(after: close)...].utf8
             if !rest.isEmpty {
-                guard rest.hasPrefix(":") else { return nil }
-                portText = rest.dropFirst()
+                guard rest.first == 0x3A else { return nil }
+                portBytes = rest.dropFirst()
             }
+        } else if let colon = utf8.firstIndex(of: 0x3A) {
+            hostBytes = value[..<colon].utf8
+            portBytes = value[utf8.index(after: colon)...].utf8
         } else {
-            let parts = value.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count <= 2 else { return nil }
-            host = parts[0]
-            portText = parts.count == 2 ? parts[1] : nil
+            hostBytes = value[...].utf8
         }
-        guard !host.isEmpty, host.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != "/" && $0 != "@" })
+        // Printable ASCII without the delimiters that would make it more than a host (a colon
+        // only inside brackets).
+        guard !hostBytes.isEmpty,
+            hostBytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != 0x2F && $0 != 0x40 && (bracketed || $0 != 0x3A) })
         else { return nil }
         var port: UInt16?
-        if let portText {
-            guard !portText.isEmpty, portText.count <= 5, portText.allSatisfy(\.isASCIIDigit),
-                let number = UInt16(portText)
+        if let portBytes {
+            guard !portBytes.isEmpty, portBytes.count <= 5, portBytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                let number = UInt16(String(Substring(portBytes)))
             else { return nil }
             port = number
         }
-        return (normalize(String(host)), port)
+        return (normalize(String(Substring(hostBytes))), port)
     }
 
     private static func normalize(_ name: String) -> String {
-        var name = name.lowercased()
+        var name = name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? name.lowercased() : name
         if name.hasPrefix("[") && name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         if name.hasSuffix(".") && name.count > 1 { name.removeLast() }
         return name
     }
-}
-
-extension Character {
-    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
 }

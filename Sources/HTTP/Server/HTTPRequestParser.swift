@@ -64,7 +64,7 @@ public struct HTTPRequestParser: Sendable {
     private var state = State.requestLine
     private var failure: HTTPRequestParseError?
     private var pendingHead: HTTPServerRequestHead?
-    private var fields: [(String, String)] = []
+    private var fields = HTTPHeaders()
     private var headerSectionLength = 0
     private var bodyLength: Int64 = 0
 
@@ -123,7 +123,7 @@ public struct HTTPRequestParser: Sendable {
                 else { return nil }
                 if line.isEmpty { continue }  // RFC 9112 §2.2: ignore empty lines before a request
                 pendingHead = try parseRequestLine(line)
-                fields = []
+                fields = HTTPHeaders()
                 headerSectionLength = 0
                 state = .headerFields
 
@@ -133,7 +133,8 @@ public struct HTTPRequestParser: Sendable {
                 guard fields.count < limits.maximumHeaderFieldCount else {
                     throw .tooManyHeaderFields(limit: limits.maximumHeaderFieldCount)
                 }
-                fields.append(try parseField(line))
+                let (name, value) = try parseField(line)
+                fields.add(name, value)
 
             case .body(let remaining):
                 let available = buffer.count - readIndex
@@ -211,8 +212,8 @@ public struct HTTPRequestParser: Sendable {
 
     private mutating func finishHead() throws(HTTPRequestParseError) -> HTTPServerRequestHead {
         guard var head = pendingHead else { preconditionFailure("header fields without a request line") }
-        head.headers = HTTPHeaders(fields)
-        fields = []
+        head.headers = fields
+        fields = HTTPHeaders()
         pendingHead = nil
 
         let hosts = head.headers.values("Host")
@@ -220,9 +221,8 @@ public struct HTTPRequestParser: Sendable {
         if hosts.isEmpty && head.version == .http11 { throw .missingHost }
 
         bodyLength = 0
-        let transferCodings = head.headers.listValues("Transfer-Encoding").map { $0.lowercased() }
-        let lengths = head.headers.listValues("Content-Length")
         if head.headers.contains("Transfer-Encoding") {
+            let transferCodings = head.headers.listValues("Transfer-Encoding").map { $0.lowercased() }
             if head.version == .http10 { throw .conflictingFraming("Transfer-Encoding in an HTTP/1.0 request") }
             if head.headers.contains("Content-Length") {
                 throw .conflictingFraming("both Transfer-Encoding and Content-Length")
@@ -233,6 +233,7 @@ public struct HTTPRequestParser: Sendable {
             if transferCodings.count > 1 { throw .unsupportedTransferCoding(transferCodings.joined(separator: ", ")) }
             state = .chunkSize
         } else if head.headers.contains("Content-Length") {
+            let lengths = head.headers.listValues("Content-Length")
             guard let first = lengths.first, lengths.allSatisfy({ $0 == first }), let length = Self.decimal(first)
             else { throw .invalidContentLength(head.headers.values("Content-Length").joined(separator: ", ")) }
             guard length <= limits.maximumBodyLength else { throw .bodyTooLarge(limit: limits.maximumBodyLength) }

@@ -12,7 +12,7 @@ enum HTTPResponseHeadEncoder {
     }
 
     /// The fields a handler may not set, because the server owns framing and connection state.
-    private static let serverOwned: Set<String> = ["content-length", "transfer-encoding", "connection", "date"]
+    private static let serverOwned = ["Content-Length", "Transfer-Encoding", "Connection", "Date"]
 
     /// Appends the head to `buffer`.
     ///
@@ -25,9 +25,8 @@ enum HTTPResponseHeadEncoder {
         status: HTTPStatus, headers: HTTPHeaders, framing: Framing, keepAlive: Bool, announceKeepAlive: Bool,
         date: String, serverName: String?, extraHeaders: [(String, String)], into buffer: inout [UInt8]
     ) {
-        buffer.reserveCapacity(buffer.count + 256)
         append("HTTP/1.1 ", to: &buffer)
-        append(String(status.rawValue), to: &buffer)
+        appendDecimal(Int64(status.rawValue), to: &buffer)
         buffer.append(0x20)
         append(status.reasonPhrase, to: &buffer)
         append("\r\nDate: ", to: &buffer)
@@ -36,12 +35,17 @@ enum HTTPResponseHeadEncoder {
             append("\r\nServer: ", to: &buffer)
             append(serverName, to: &buffer)
         }
-        for field in headers where isSafe(field.name, field.value) && !serverOwned.contains(field.name.lowercased()) {
+        for field in headers
+        where isSafe(field.name, field.value)
+            && !serverOwned.contains(where: { HTTPHeaders.equalNames($0, field.name) })
+        {
             appendField(field.name, field.value, to: &buffer)
         }
         for (name, value) in extraHeaders { appendField(name, value, to: &buffer) }
         switch framing {
-        case .length(let length): appendField("Content-Length", String(length), to: &buffer)
+        case .length(let length):
+            append("\r\nContent-Length: ", to: &buffer)
+            appendDecimal(length, to: &buffer)
         case .chunked: appendField("Transfer-Encoding", "chunked", to: &buffer)
         case .none: break
         }
@@ -65,6 +69,17 @@ enum HTTPResponseHeadEncoder {
         append(name, to: &buffer)
         append(": ", to: &buffer)
         append(value, to: &buffer)
+    }
+
+    private static func appendDecimal(_ value: Int64, to buffer: inout [UInt8]) {
+        if value < 0 { buffer.append(0x2D) }
+        let magnitude = value.magnitude
+        var divisor: UInt64 = 1
+        while magnitude / divisor >= 10 { divisor *= 10 }
+        while divisor > 0 {
+            buffer.append(UInt8(48 + (magnitude / divisor) % 10))
+            divisor /= 10
+        }
     }
 
     private static func append(_ text: String, to buffer: inout [UInt8]) {

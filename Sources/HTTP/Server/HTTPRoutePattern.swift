@@ -36,20 +36,49 @@ public struct HTTPRoutePattern: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The captured values when `path` (raw, starting with `/`) matches, `nil` otherwise.
-    public func match(_ path: String) -> [String: String]? {
-        guard path.hasPrefix("/") else { return nil }
-        let parts = path == "/" ? [] : path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
-        var captured: [String: String] = [:]
+    public func match(_ path: String) -> [(name: String, value: String)]? {
+        guard path.utf8.first == 0x2F else { return nil }
+        return match(segments: Self.segments(of: path))
+    }
+
+    /// The raw path's segments: `/a/b` is `a`, `b`; `/` has none; `/a/` ends with an empty one.
+    static func segments(of path: String) -> [Substring] {
+        guard path.utf8.count > 1 else { return [] }
+        var segments: [Substring] = []
+        let utf8 = path.utf8
+        var start = utf8.index(after: utf8.startIndex)
+        var index = start
+        while index < utf8.endIndex {
+            if utf8[index] == 0x2F {
+                segments.append(path[start..<index])
+                start = utf8.index(after: index)
+            }
+            index = utf8.index(after: index)
+        }
+        segments.append(path[start..<utf8.endIndex])
+        return segments
+    }
+
+    /// The captured values when the path split into `parts` matches.
+    func match(segments parts: [Substring]) -> [(name: String, value: String)]? {
+        if case .rest = segments.last {
+            guard parts.count >= segments.count else { return nil }
+        } else {
+            guard parts.count == segments.count else { return nil }
+        }
+        var captured: [(name: String, value: String)] = []
         for (index, segment) in segments.enumerated() {
             switch segment {
             case .literal(let text):
-                guard index < parts.count, parts[index] == text else { return nil }
+                guard index < parts.count, parts[index].utf8.elementsEqual(text.utf8) else { return nil }
             case .parameter(let name):
                 guard index < parts.count, !parts[index].isEmpty else { return nil }
-                captured[name] = String(parts[index])
+                captured.append((name, String(parts[index])))
             case .rest(let name):
                 guard index < parts.count else { return nil }
-                captured[name] = parts[index...].joined(separator: "/")
+                // The rest of the original path, slashes and all, without re-joining.
+                let first = parts[index]
+                captured.append((name, String(first.base[first.startIndex..<(parts.last?.endIndex ?? first.endIndex)])))
                 return captured
             }
         }

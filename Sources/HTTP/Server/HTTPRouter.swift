@@ -31,7 +31,7 @@ public struct HTTPRouter: Sendable {
 
     /// The outcome of looking a request up.
     enum Match: Sendable {
-        case route(Route, parameters: [String: String])
+        case route(Route, parameters: [(name: String, value: String)])
         case notFound
         case methodNotAllowed(allowed: [HTTPMethod])
     }
@@ -99,9 +99,10 @@ public struct HTTPRouter: Sendable {
     /// The route for `method` and the raw `path`.
     func match(method: HTTPMethod, path: String) -> Match {
         var allowed: [HTTPMethod] = []
-        var fallback: (Route, [String: String])?
+        var fallback: (Route, [(name: String, value: String)])?
+        let segments = HTTPRoutePattern.segments(of: path)
         for route in routes {
-            guard let parameters = route.pattern.match(path) else { continue }
+            guard let parameters = route.pattern.match(segments: segments) else { continue }
             if route.method == method { return .route(route, parameters: parameters) }
             if method == .head && route.method == .get && fallback == nil { fallback = (route, parameters) }
             if !allowed.contains(route.method) { allowed.append(route.method) }

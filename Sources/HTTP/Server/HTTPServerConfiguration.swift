@@ -32,6 +32,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var streamHighWaterMark: Int
     /// The `Server` header value; none when `nil`.
     public var serverName: String?
+    /// The kernel send buffer of each connection (`SO_SNDBUF`); the kernel sizes it itself
+    /// (up to 4 MiB on Linux) when `nil`. A small one bounds what a stalled client can hold.
+    public var socketSendBufferSize: Int?
 
     public init(
         host: String = "127.0.0.1", port: UInt16 = 0, eventLoopCount: Int = HTTPServerConfiguration.defaultLoopCount,

@@ -7,12 +7,13 @@ public struct HTTPServerRequest: Sendable {
     public var body: [UInt8]
     /// The client's address, `127.0.0.1:54321` or `[::1]:54321`.
     public var remoteAddress: String
-    /// The values of the route pattern's `:name` and `*name` segments, still percent-encoded.
-    public internal(set) var rawRouteParameters: [String: String]
+    /// The values of the route pattern's `:name` and `*name` segments, still percent-encoded,
+    /// in pattern order.
+    public internal(set) var rawRouteParameters: [(name: String, value: String)]
 
     public init(
         head: HTTPServerRequestHead, body: [UInt8] = [], remoteAddress: String = "",
-        rawRouteParameters: [String: String] = [:]
+        rawRouteParameters: [(name: String, value: String)] = []
     ) {
         self.head = head
         self.body = body
@@ -29,9 +30,14 @@ public struct HTTPServerRequest: Sendable {
     /// The query, still percent-encoded, or `nil`.
     public var query: String? { head.query }
 
+    /// The route parameter `name` as sent (percent-encoded), or `nil` when the pattern has none.
+    public func rawRouteParameter(_ name: String) -> String? {
+        rawRouteParameters.first { $0.name == name }?.value
+    }
+
     /// The route parameter `name`, percent-decoded; `nil` when absent or not valid UTF-8 once decoded.
     public func routeParameter(_ name: String) -> String? {
-        rawRouteParameters[name].flatMap { ServerPercentDecoding.decodeString($0) }
+        rawRouteParameter(name).flatMap { ServerPercentDecoding.decodeString($0) }
     }
 
     /// The query's `name=value` pairs, decoded as a form (`+` is a space); pairs that do not

@@ -50,34 +50,41 @@ public struct HTTPServerRequestHead: Hashable, Sendable {
     /// The path part of the target, still percent-encoded: `/a/b` for `/a/b?c` and for
     /// `http://host/a/b?c`; `*` for the asterisk form.
     public var path: String {
-        var text = Substring(target)
-        if let authority = Self.authorityStart(of: text) {
-            let afterAuthority = text[authority...]
-            text = afterAuthority.firstIndex(of: "/").map { afterAuthority[$0...] } ?? "/"
+        let utf8 = target.utf8
+        var start = utf8.startIndex
+        if utf8.first != 0x2F {
+            guard let authority = Self.authorityStart(of: target) else { return target }
+            guard let slash = utf8[authority...].firstIndex(of: 0x2F) else { return "/" }
+            start = slash
         }
-        if let query = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<query] }
-        return text.isEmpty ? "/" : String(text)
+        guard let end = utf8[start...].firstIndex(where: { $0 == 0x3F || $0 == 0x23 }) else {
+            return start == utf8.startIndex ? target : String(target[start...])
+        }
+        return end == start ? "/" : String(target[start..<end])
     }
 
     /// The query after `?`, still percent-encoded, or `nil` when there is none.
     public var query: String? {
-        guard let mark = target.firstIndex(of: "?") else { return nil }
-        let rest = target[target.index(after: mark)...]
-        return String(rest.prefix { $0 != "#" })
+        let utf8 = target.utf8
+        guard let mark = utf8.firstIndex(of: 0x3F) else { return nil }
+        let rest = utf8[utf8.index(after: mark)...]
+        let end = rest.firstIndex(of: 0x23) ?? utf8.endIndex
+        return String(target[rest.startIndex..<end])
     }
 
     /// The authority of an absolute-form target (`http://host:port/...`), which takes the place
     /// of the Host header (RFC 9112 §3.2.2); `nil` for the other forms.
     public var targetAuthority: String? {
-        guard let authority = Self.authorityStart(of: Substring(target)) else { return nil }
+        guard let authority = Self.authorityStart(of: target) else { return nil }
         return String(target[authority...].prefix { $0 != "/" && $0 != "?" && $0 != "#" })
     }
 
     /// Where the authority begins in an absolute-form target (after `scheme://`).
-    private static func authorityStart(of target: Substring) -> String.Index? {
-        guard target.first != "/", let colon = target.firstIndex(of: ":") else { return nil }
-        let rest = target[colon...]
-        guard rest.hasPrefix("://") else { return nil }
-        return target.index(colon, offsetBy: 3)
+    private static func authorityStart(of target: String) -> String.Index? {
+        let utf8 = target.utf8
+        guard utf8.first != 0x2F, let colon = utf8.firstIndex(of: 0x3A) else { return nil }
+        let rest = utf8[colon...]
+        guard rest.starts(with: "://".utf8) else { return nil }
+        return utf8.index(colon, offsetBy: 3)
     }
 }

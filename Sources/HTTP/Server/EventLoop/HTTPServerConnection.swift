@@ -29,7 +29,9 @@ final class HTTPServerConnection {
     let id: UInt64
     let socket: Int32
     let remoteAddress: String
-    private unowned let loop: ServerEventLoop
+    // Unowned and unchecked: the loop owns its connections and closes every one before it
+    // stops, so it always outlives them; the checked form costs an atomic per access.
+    private unowned(unsafe) let loop: ServerEventLoop
     private var machine: HTTPServerConnectionStateMachine
     private var output: [Output] = []
     private var outputStart = 0
@@ -227,6 +229,13 @@ final class HTTPServerConnection {
         let keepAlive = machine.responseHeadWillBeSent()
 
         var bytes: [UInt8] = []
+        if case .file(let region) = response.body, sendsBody, region.range.count <= Self.inlineFileLimit {
+            bytes.reserveCapacity(512 + Int(region.range.count))
+        } else if case .bytes(let body) = response.body, sendsBody {
+            bytes.reserveCapacity(512 + body.count)
+        } else {
+            bytes.reserveCapacity(512)
+        }
         HTTPResponseHeadEncoder.encode(
             status: response.status, headers: response.headers, framing: framing, keepAlive: keepAlive,
             announceKeepAlive: head.version == .http10, date: loop.currentDate(),
@@ -247,6 +256,15 @@ final class HTTPServerConnection {
             bytes += body
             enqueue(bytes)
             output.append(.responseEnd)
+        case .file(let region) where region.range.count <= Self.inlineFileLimit:
+            // A small file costs less copied behind its head and sent in one call than spliced.
+            guard Self.appendFile(region, to: &bytes) else {
+                loop.context.logger.warning("file shrank before it was sent to \(remoteAddress)")
+                close()
+                return
+            }
+            enqueue(bytes)
+            output.append(.responseEnd)
         case .file(let region):
             enqueue(bytes)
             if !region.range.isEmpty {
@@ -263,6 +281,28 @@ final class HTTPServerConnection {
     }
 
     // MARK: Writing
+
+    /// Files up to this size are read into the response's buffer instead of sent with `sendfile`.
+    static let inlineFileLimit: Int64 = 16 * 1024
+
+    /// Appends the region's bytes; false when the file ended before the region did.
+    private static func appendFile(_ region: HTTPFileRegion, to bytes: inout [UInt8]) -> Bool {
+        let count = Int(region.range.count)
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: count))
+        var done = 0
+        while done < count {
+            let read = bytes.withUnsafeMutableBytes {
+                pread(
+                    region.fileDescriptor, $0.baseAddress! + start + done, count - done,
+                    off_t(region.range.lowerBound) + off_t(done))
+            }
+            if read < 0 && errno == EINTR { continue }
+            guard read > 0 else { return false }
+            done += read
+        }
+        return true
+    }
 
     private func enqueue(_ bytes: [UInt8]) {
         guard !bytes.isEmpty else { return }

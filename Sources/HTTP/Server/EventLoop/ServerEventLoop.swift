@@ -274,6 +274,10 @@ final class ServerEventLoop: @unchecked Sendable {
             context.openConnections.subtract(1, ordering: .relaxed)
             return
         }
+        if let size = context.configuration.socketSendBufferSize {
+            var value = Int32(clamping: size)
+            setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &value, socklen_t(MemoryLayout<Int32>.size))
+        }
         let id = context.makeConnectionID()
         let connection = HTTPServerConnection(id: id, socket: socket, remoteAddress: remoteAddress, loop: self)
         do {

@@ -1,7 +1,7 @@
 import Core
 
 #if canImport(Glibc)
-import CLinuxEvents
+import CLinuxSystem
 import Glibc
 #elseif canImport(Darwin)
 import Darwin

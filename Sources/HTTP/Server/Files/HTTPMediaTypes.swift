@@ -38,7 +38,10 @@ public enum HTTPMediaTypes {
     /// The media type of a file named `name`.
     public static func forFile(named name: some StringProtocol) -> String {
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return fallback }
-        let fileExtension = name[name.index(after: dot)...].lowercased()
-        return byExtension[fileExtension] ?? fallback
+        let fileExtension = name[name.index(after: dot)...]
+        if fileExtension.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) {
+            return byExtension[fileExtension.lowercased()] ?? fallback
+        }
+        return byExtension[String(fileExtension)] ?? fallback
     }
 }

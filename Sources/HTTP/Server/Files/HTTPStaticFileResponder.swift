@@ -1,7 +1,9 @@
 import Core
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
+import CLinuxSystem
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -11,14 +13,17 @@ import Darwin
 /// `ETag` and `Last-Modified`, conditional requests (304, 412), single byte ranges (206, 416),
 /// bodies sent with `sendfile`.
 ///
-/// Escape is refused three times over: the raw path must pass ``HTTPServedPath`` (no `..`,
-/// control bytes, backslashes, double encoding, hidden names); the real path (`realpath`, every
-/// symbolic link resolved) must lie under the root's real path; and the file actually opened
-/// (without following a final link) must be the one checked, so a link swapped in between the
-/// check and the open is caught.
+/// Escape is refused twice over. The raw path must pass ``HTTPServedPath`` (no `..`, control
+/// bytes, backslashes, double encoding, hidden names). Then the file is opened so that it cannot
+/// lie outside the root even through symbolic links: on Linux with `openat2(RESOLVE_BENEATH)`
+/// relative to the root, which the kernel resolves race-free (a link leaving the root, or any
+/// absolute link, fails); elsewhere, or on kernels before 5.6, the real path (`realpath`) must lie
+/// under the root's, and the file actually opened must be that path (so a link swapped in
+/// between the check and the open is caught).
 public struct HTTPStaticFileResponder: Sendable {
     /// The root's real path.
     public let root: String
+    private let directory: RootDirectory
 
     /// Serves the files under `root`.
     ///
@@ -30,6 +35,7 @@ public struct HTTPStaticFileResponder: Sendable {
             throw SystemError(code: ENOTDIR, operation: "open", subject: root)
         }
         self.root = resolved
+        self.directory = try RootDirectory(path: resolved)
     }
 
     /// The response for `request`, serving the file at `rawPath` (relative to the root, still
@@ -51,31 +57,21 @@ public struct HTTPStaticFileResponder: Sendable {
     /// Opens the file `rawPath` names, checked to lie under the root.
     ///
     /// - Returns: The open descriptor (owned by the caller), its validators, and its name.
-    func open(rawPath: String) -> Result<(Int32, HTTPFileValidators, String), HTTPResponseError> {
-        let components: [String]
-        switch HTTPServedPath.components(ofRawPath: rawPath) {
+    func open(rawPath: String) -> Result<(Int32, HTTPFileValidators, Substring), HTTPResponseError> {
+        let path: String
+        switch HTTPServedPath.relativePath(ofRawPath: rawPath) {
         case .failure(let error): return .failure(error)
-        case .success(let value): components = value
+        case .success(let value): path = value
         }
-        let joined = root + "/" + components.joined(separator: "/")
-        guard let resolved = Self.realPath(joined) else {
-            return .failure(HTTPResponseError(errno == EACCES ? .forbidden : .notFound))
+        let descriptor: Int32
+        switch openBeneathRoot(path) {
+        case .failure(let error): return .failure(error)
+        case .success(let value): descriptor = value
         }
-        // Bytes, not `hasPrefix`: String comparison treats canonically equivalent names (NFC and
-        // NFD spellings of "é") as equal, while the file system keeps them apart.
-        guard resolved.utf8.starts(with: (root + "/").utf8) else {
-            return .failure(HTTPResponseError(.forbidden, message: "path leaves the served directory"))
-        }
-        let descriptor = openFile(resolved, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
-        guard descriptor >= 0 else { return .failure(HTTPResponseError(errno == EACCES ? .forbidden : .notFound)) }
         var status = stat()
         guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
             close(descriptor)
             return .failure(HTTPResponseError(.notFound))
-        }
-        guard let opened = Self.path(of: descriptor), opened.utf8.elementsEqual(resolved.utf8) else {
-            close(descriptor)
-            return .failure(HTTPResponseError(.forbidden, message: "the file changed while it was opened"))
         }
         #if canImport(Darwin)
         let modified = status.st_mtimespec
@@ -83,16 +79,77 @@ public struct HTTPStaticFileResponder: Sendable {
         let modified = status.st_mtim
         #endif
         let nanoseconds = Int64(modified.tv_sec) * 1_000_000_000 + Int64(modified.tv_nsec)
-        let tag = EntityTag(
-            opaqueTag: String(UInt64(status.st_ino), radix: 16) + "-" + String(Int64(status.st_size), radix: 16) + "-"
-                + String(nanoseconds, radix: 16))
         let validators = HTTPFileValidators(
-            length: Int64(status.st_size), entityTag: tag, lastModified: Int64(modified.tv_sec))
-        return .success((descriptor, validators, components.last!))
+            length: Int64(status.st_size),
+            entityTag: Self.entityTag(inode: UInt64(status.st_ino), size: Int64(status.st_size), modified: nanoseconds),
+            lastModified: Int64(modified.tv_sec))
+        let name = path.utf8.lastIndex(of: 0x2F).map { path[path.utf8.index(after: $0)...] } ?? path[...]
+        return .success((descriptor, validators, name))
     }
 
+    /// A strong tag from the inode, size and modification time: any rewrite changes one of them.
+    static func entityTag(inode: UInt64, size: Int64, modified: Int64) -> EntityTag {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(48)
+        appendHex(inode, to: &bytes)
+        bytes.append(0x2D)
+        appendHex(UInt64(size), to: &bytes)
+        bytes.append(0x2D)
+        appendHex(UInt64(bitPattern: modified), to: &bytes)
+        return EntityTag(opaqueTag: String(decoding: bytes, as: UTF8.self))
+    }
+
+    private static func appendHex(_ value: UInt64, to bytes: inout [UInt8]) {
+        var shift = 60
+        while shift > 0 && (value >> UInt64(shift)) == 0 { shift -= 4 }
+        while shift >= 0 {
+            let digit = UInt8((value >> UInt64(shift)) & 0xF)
+            bytes.append(digit < 10 ? 0x30 + digit : 0x61 + digit - 10)
+            shift -= 4
+        }
+    }
+
+    private func openBeneathRoot(_ path: String) -> Result<Int32, HTTPResponseError> {
+        let flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK
+        #if canImport(Glibc)
+        if Self.kernelResolvesBeneath.load(ordering: .relaxed) {
+            let descriptor = sk_open_beneath(directory.descriptor, path, flags)
+            if descriptor >= 0 { return .success(descriptor) }
+            switch errno {
+            case EXDEV, ELOOP:
+                return .failure(HTTPResponseError(.forbidden, message: "path leaves the served directory"))
+            case EACCES:
+                return .failure(HTTPResponseError(.forbidden))
+            case ENOSYS, EPERM:
+                // No openat2 (Linux before 5.6, or a seccomp filter): check by path from now on.
+                Self.kernelResolvesBeneath.store(false, ordering: .relaxed)
+            default:
+                return .failure(HTTPResponseError(.notFound))
+            }
+        }
+        #endif
+        guard let resolved = Self.realPath(root + "/" + path) else {
+            return .failure(HTTPResponseError(errno == EACCES ? .forbidden : .notFound))
+        }
+        // Bytes, not `hasPrefix`: String comparison treats canonically equivalent names (NFC and
+        // NFD spellings of "é") as equal, while the file system keeps them apart.
+        guard resolved.utf8.starts(with: (root + "/").utf8) else {
+            return .failure(HTTPResponseError(.forbidden, message: "path leaves the served directory"))
+        }
+        let descriptor = openFile(resolved, flags | O_NOFOLLOW)
+        guard descriptor >= 0 else { return .failure(HTTPResponseError(errno == EACCES ? .forbidden : .notFound)) }
+        guard let opened = Self.path(of: descriptor), opened.utf8.elementsEqual(resolved.utf8) else {
+            close(descriptor)
+            return .failure(HTTPResponseError(.forbidden, message: "the file changed while it was opened"))
+        }
+        return .success(descriptor)
+    }
+
+    /// Whether `openat2` is available; cleared the first time the kernel says it is not.
+    private static let kernelResolvesBeneath = Atomic<Bool>(true)
+
     private func response(
-        for request: HTTPServerRequest, descriptor: Int32, validators: HTTPFileValidators, name: String
+        for request: HTTPServerRequest, descriptor: Int32, validators: HTTPFileValidators, name: Substring
     ) -> HTTPServerResponse {
         var headers: HTTPHeaders = [
             "Content-Type": HTTPMediaTypes.forFile(named: name),
@@ -146,6 +203,18 @@ public struct HTTPStaticFileResponder: Sendable {
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         #endif
     }
+}
+
+/// The root directory, held open so that paths are resolved relative to it.
+private final class RootDirectory: Sendable {
+    let descriptor: Int32
+
+    init(path: String) throws {
+        descriptor = openFile(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw SystemError.current("open", subject: path) }
+    }
+
+    deinit { close(descriptor) }
 }
 
 /// `open(2)` without a mode, named apart from the responder's own `open`.
