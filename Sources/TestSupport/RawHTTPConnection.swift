@@ -248,3 +248,9 @@ public func runBlocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T)
         thread.start()
     }
 }
+
+/// Whether two byte sequences are equal. Use it in `#expect` for large bodies: a failed `==` on
+/// collections makes Swift Testing compute a diff, which for megabytes takes minutes.
+public func sameBytes(_ lhs: some Sequence<UInt8>, _ rhs: some Sequence<UInt8>) -> Bool {
+    lhs.elementsEqual(rhs)
+}

@@ -146,7 +146,7 @@ public struct HTTPStaticFileResponder: Sendable {
     }
 
     /// Whether `openat2` is available; cleared the first time the kernel says it is not.
-    private static let kernelResolvesBeneath = Atomic<Bool>(true)
+    static let kernelResolvesBeneath = Atomic<Bool>(true)
 
     private func response(
         for request: HTTPServerRequest, descriptor: Int32, validators: HTTPFileValidators, name: Substring
