@@ -72,10 +72,9 @@ public final class MediaServer: Sendable {
         router.add(
             .get, "/library/:id/*path",
             runsOnEventLoop: { request in
-                let id = request.rawRouteParameter("id") ?? ""
-                let path = request.rawRouteParameter("path") ?? ""
-                if path.isEmpty { return .redirect(to: MediaLibrary.entryName) }
-                return files.respond(to: request, rawPath: id + "/" + path)
+                if request.rawRouteParameter("path")?.isEmpty ?? true { return .redirect(to: MediaLibrary.entryName) }
+                // The item and the path inside it: the request's path after `/library/`, as sent.
+                return files.respond(to: request, rawPath: String(request.path.dropFirst("/library/".count)))
             })
         return router
     }

@@ -15,7 +15,7 @@ public enum HTTPDate {
         let weekday = weekdays[Int(((days % 7) + 7) % 7)]
         // Built by hand: `String(format:)` costs more than the rest of a small file's response.
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(29)
+        bytes.reserveCapacity(32)
         bytes += weekday.utf8
         bytes += [0x2C, 0x20]
         appendDigits(day, count: 2, to: &bytes)
@@ -30,7 +30,10 @@ public enum HTTPDate {
         bytes.append(0x3A)
         appendDigits(Int(secondOfDay % 60), count: 2, to: &bytes)
         bytes += " GMT".utf8
-        return String(decoding: bytes, as: UTF8.self)
+        return String(unsafeUninitializedCapacity: bytes.count) { buffer in
+            _ = buffer.initialize(from: bytes)
+            return bytes.count
+        }
     }
 
     /// `value` in decimal, zero-padded to at least `count` digits (as `%0*d` would write it).

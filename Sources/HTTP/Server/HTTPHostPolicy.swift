@@ -9,6 +9,8 @@ struct HTTPHostPolicy: Hashable, Sendable {
     let port: UInt16
     private let names: Set<String>
     private let acceptsAnyAddressLiteral: Bool
+    /// `Host` values accepted as they are, without parsing: the usual `127.0.0.1:PORT` and kin.
+    private let exactHosts: Set<String>
 
     init(listening address: ServerSocket.Address, port: UInt16, hostNames: [String]) {
         self.port = port
@@ -19,10 +21,16 @@ struct HTTPHostPolicy: Hashable, Sendable {
         }
         self.names = names
         self.acceptsAnyAddressLiteral = address.isWildcard
+        self.exactHosts = Set(
+            names.map { name in
+                let host = name.contains(":") ? "[\(name)]" : name
+                return port == 80 ? host : "\(host):\(port)"
+            })
     }
 
     /// Whether `host` (a `Host` value or an absolute target's authority) names this server.
     func allows(_ host: String) -> Bool {
+        if exactHosts.contains(host) { return true }
         guard let (name, hostPort) = Self.split(host) else { return false }
         if let hostPort {
             guard hostPort == port else { return false }

@@ -116,11 +116,10 @@ public struct HTTPRequestParser: Sendable {
         while true {
             switch state {
             case .requestLine:
-                guard
-                    let line = try nextLine(
-                        limit: limits.maximumRequestLineLength,
-                        error: .requestLineTooLong(limit: limits.maximumRequestLineLength))
-                else { return nil }
+                let limit = limits.maximumRequestLineLength
+                guard let line = try nextLine(limit: limit, error: .requestLineTooLong(limit: limit)) else {
+                    return nil
+                }
                 if line.isEmpty { continue }  // RFC 9112 §2.2: ignore empty lines before a request
                 pendingHead = try parseRequestLine(line)
                 fields = HTTPHeaders()
@@ -197,12 +196,12 @@ public struct HTTPRequestParser: Sendable {
     }
 
     private mutating func nextHeaderSectionLine() throws(HTTPRequestParseError) -> Range<Int>? {
-        let budget = limits.maximumHeaderSectionLength - headerSectionLength
+        let limit = limits.maximumHeaderSectionLength
+        let budget = limit - headerSectionLength
         let start = readIndex
-        guard
-            let line = try nextLine(
-                limit: max(0, budget - 2), error: .headerSectionTooLarge(limit: limits.maximumHeaderSectionLength))
-        else { return nil }
+        guard let line = try nextLine(limit: max(0, budget - 2), error: .headerSectionTooLarge(limit: limit)) else {
+            return nil
+        }
         headerSectionLength += readIndex - start
         guard headerSectionLength <= limits.maximumHeaderSectionLength else {
             throw .headerSectionTooLarge(limit: limits.maximumHeaderSectionLength)
@@ -216,9 +215,10 @@ public struct HTTPRequestParser: Sendable {
         fields = HTTPHeaders()
         pendingHead = nil
 
-        let hosts = head.headers.values("Host")
-        if hosts.count > 1 { throw .duplicateHost }
-        if hosts.isEmpty && head.version == .http11 { throw .missingHost }
+        var hosts = 0
+        for field in head.headers where HTTPHeaders.equalNames(field.name, "Host") { hosts += 1 }
+        if hosts > 1 { throw .duplicateHost }
+        if hosts == 0 && head.version == .http11 { throw .missingHost }
 
         bodyLength = 0
         if head.headers.contains("Transfer-Encoding") {
@@ -248,7 +248,7 @@ public struct HTTPRequestParser: Sendable {
 
     /// The next line's bytes (without CR LF), consuming it; `nil` when no full line is buffered.
     private mutating func nextLine(
-        limit: Int, error: HTTPRequestParseError
+        limit: Int, error: @autoclosure () -> HTTPRequestParseError
     ) throws(HTTPRequestParseError) -> Range<Int>? {
         let end = buffer.count
         var found: Int?
@@ -265,12 +265,12 @@ public struct HTTPRequestParser: Sendable {
         guard let newline = found else {
             scanIndex = end
             // A CR may still be followed by its LF: allow it in the length check.
-            if end - readIndex > limit + 1 { throw error }
+            if end - readIndex > limit + 1 { throw error() }
             return nil
         }
         var lineEnd = newline
         if lineEnd > readIndex && buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
-        guard lineEnd - readIndex <= limit else { throw error }
+        guard lineEnd - readIndex <= limit else { throw error() }
         let line = readIndex..<lineEnd
         readIndex = newline + 1
         scanIndex = readIndex
@@ -308,27 +308,28 @@ public struct HTTPRequestParser: Sendable {
             throw .invalidTarget(Self.text(targetBytes))
         }
         let target = Self.text(targetBytes)
-        let isOriginForm = targetBytes.first == 0x2F
+        if targetBytes.first == 0x2F {  // origin form, the usual one
+            return HTTPServerRequestHead(method: method, target: target, version: version)
+        }
         let isAsteriskForm = target == "*" && method == .options
         let lowered = target.prefix(8).lowercased()
         let isAbsoluteForm =
             (lowered.hasPrefix("http://") || lowered.hasPrefix("https://"))
             && target.count > (lowered.hasPrefix("http://") ? 7 : 8)
-        guard isOriginForm || isAsteriskForm || isAbsoluteForm else { throw .invalidTarget(target) }
+        guard isAsteriskForm || isAbsoluteForm else { throw .invalidTarget(target) }
         return HTTPServerRequestHead(method: method, target: target, version: version)
     }
 
     private static func parseVersion(
         _ bytes: ArraySlice<UInt8>
     ) throws(HTTPRequestParseError) -> HTTPServerRequestHead.Version {
-        let text = Self.text(bytes)
-        let characters = Array(bytes)
-        guard characters.count == 8, text.hasPrefix("HTTP/"), characters[6] == 0x2E,
-            isDigit(characters[5]), isDigit(characters[7])
-        else { throw .malformedVersion(text) }
-        let major = Int(characters[5] - 0x30)
-        let minor = Int(characters[7] - 0x30)
-        guard major == 1 else { throw .unsupportedVersion(text) }
+        let start = bytes.startIndex
+        guard bytes.count == 8, bytes.starts(with: [0x48, 0x54, 0x54, 0x50, 0x2F]), bytes[start + 6] == 0x2E,
+            isDigit(bytes[start + 5]), isDigit(bytes[start + 7])
+        else { throw .malformedVersion(Self.text(bytes)) }
+        let major = Int(bytes[start + 5] - 0x30)
+        let minor = Int(bytes[start + 7] - 0x30)
+        guard major == 1 else { throw .unsupportedVersion(Self.text(bytes)) }
         // RFC 9110 §6.2: a higher minor version is answered as the highest one we speak.
         return minor == 0 ? .http10 : .http11
     }

@@ -36,6 +36,7 @@ public struct HTTPServerRequestHead: Hashable, Sendable {
     /// Whether the client allows the connection to stay open after the response (RFC 9112 §9.3):
     /// HTTP/1.1 unless `Connection: close`, HTTP/1.0 only with `Connection: keep-alive`.
     public var keepAlive: Bool {
+        guard headers.contains("Connection") else { return version == .http11 }
         let options = headers.listValues("Connection").map { $0.lowercased() }
         if options.contains("close") { return false }
         if version == .http11 { return true }

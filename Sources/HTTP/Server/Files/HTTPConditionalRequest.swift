@@ -3,17 +3,67 @@ import Foundation
 
 /// The validators of a file: what conditional and range requests are judged against.
 public struct HTTPFileValidators: Hashable, Sendable {
+    /// What a file's entity tag is made of: any rewrite of the file changes one of them.
+    struct FileIdentity: Hashable, Sendable {
+        var inode: UInt64
+        var size: Int64
+        var modifiedNanoseconds: Int64
+    }
+
     /// The file's length.
     public var length: Int64
-    /// A strong entity tag: equal tags mean byte-identical content (RFC 9110 §8.8.3).
-    public var entityTag: EntityTag
     /// The modification time, whole seconds since 1970 (RFC 9110 §8.8.2).
     public var lastModified: Int64
+    private var tag: EntityTag?
+    private var identity: FileIdentity?
 
+    /// Validators with an explicit entity tag.
     public init(length: Int64, entityTag: EntityTag, lastModified: Int64) {
         self.length = length
-        self.entityTag = entityTag
         self.lastModified = lastModified
+        self.tag = entityTag
+    }
+
+    /// Validators of a file; the tag is made from its identity only when it is needed.
+    init(length: Int64, identity: FileIdentity, lastModified: Int64) {
+        self.length = length
+        self.lastModified = lastModified
+        self.identity = identity
+    }
+
+    /// A strong entity tag: equal tags mean byte-identical content (RFC 9110 §8.8.3).
+    public var entityTag: EntityTag {
+        if let tag { return tag }
+        let text = entityTagHeaderValue
+        return EntityTag(opaqueTag: String(text.dropFirst().dropLast()))
+    }
+
+    /// The `ETag` value, quoted: `"inode-size-mtime"` in hex.
+    var entityTagHeaderValue: String {
+        if let tag { return tag.headerValue }
+        guard let identity else { return "\"\"" }
+        var bytes: [UInt8] = [0x22]
+        bytes.reserveCapacity(52)
+        Self.appendHex(identity.inode, to: &bytes)
+        bytes.append(0x2D)
+        Self.appendHex(UInt64(identity.size), to: &bytes)
+        bytes.append(0x2D)
+        Self.appendHex(UInt64(bitPattern: identity.modifiedNanoseconds), to: &bytes)
+        bytes.append(0x22)
+        return String(unsafeUninitializedCapacity: bytes.count) { buffer in
+            _ = buffer.initialize(from: bytes)
+            return bytes.count
+        }
+    }
+
+    private static func appendHex(_ value: UInt64, to bytes: inout [UInt8]) {
+        var shift = 60
+        while shift > 0 && (value >> UInt64(shift)) == 0 { shift -= 4 }
+        while shift >= 0 {
+            let digit = UInt8((value >> UInt64(shift)) & 0xF)
+            bytes.append(digit < 10 ? 0x30 + digit : 0x61 + digit - 10)
+            shift -= 4
+        }
     }
 }
 
@@ -40,14 +90,13 @@ public enum HTTPConditionalRequest {
     public static func evaluate(
         method: HTTPMethod, headers: HTTPHeaders, validators: HTTPFileValidators
     ) -> Selection {
-        let current = validators.entityTag
         let ifMatch = headers.listValues("If-Match")
         if !ifMatch.isEmpty {
             let condition = EntityTagCondition(listMembers: ifMatch)
             let matches: Bool
             switch condition {
             case .any: matches = true
-            case .tags(let tags): matches = tags.contains { $0.strongMatches(current) }
+            case .tags(let tags): matches = tags.contains { $0.strongMatches(validators.entityTag) }
             case nil: matches = false
             }
             if !matches { return .preconditionFailed }
@@ -57,7 +106,9 @@ public enum HTTPConditionalRequest {
 
         let ifNoneMatch = headers.listValues("If-None-Match")
         if !ifNoneMatch.isEmpty {
-            if let condition = EntityTagCondition(listMembers: ifNoneMatch), condition.weaklyMatches(current) {
+            if let condition = EntityTagCondition(listMembers: ifNoneMatch),
+                condition.weaklyMatches(validators.entityTag)
+            {
                 return method == .get || method == .head ? .notModified : .preconditionFailed
             }
         } else if method == .get || method == .head, let text = headers["If-Modified-Since"],
@@ -70,7 +121,7 @@ public enum HTTPConditionalRequest {
         else { return .whole }
         if let ifRange = headers["If-Range"] {
             if let tag = EntityTag(headerValue: ifRange) {
-                if !tag.strongMatches(current) { return .whole }
+                if !tag.strongMatches(validators.entityTag) { return .whole }
             } else if let date = HTTPDate.parse(ifRange) {
                 if Int64(date.timeIntervalSince1970) != validators.lastModified { return .whole }
             } else {

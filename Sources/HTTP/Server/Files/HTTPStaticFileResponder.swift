@@ -81,7 +81,8 @@ public struct HTTPStaticFileResponder: Sendable {
         let nanoseconds = Int64(modified.tv_sec) * 1_000_000_000 + Int64(modified.tv_nsec)
         let validators = HTTPFileValidators(
             length: Int64(status.st_size),
-            entityTag: Self.entityTag(inode: UInt64(status.st_ino), size: Int64(status.st_size), modified: nanoseconds),
+            identity: .init(
+                inode: UInt64(status.st_ino), size: Int64(status.st_size), modifiedNanoseconds: nanoseconds),
             lastModified: Int64(modified.tv_sec))
         let name = path.utf8.lastIndex(of: 0x2F).map { path[path.utf8.index(after: $0)...] } ?? path[...]
         return .success((descriptor, validators, name))
@@ -89,24 +90,9 @@ public struct HTTPStaticFileResponder: Sendable {
 
     /// A strong tag from the inode, size and modification time: any rewrite changes one of them.
     static func entityTag(inode: UInt64, size: Int64, modified: Int64) -> EntityTag {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(48)
-        appendHex(inode, to: &bytes)
-        bytes.append(0x2D)
-        appendHex(UInt64(size), to: &bytes)
-        bytes.append(0x2D)
-        appendHex(UInt64(bitPattern: modified), to: &bytes)
-        return EntityTag(opaqueTag: String(decoding: bytes, as: UTF8.self))
-    }
-
-    private static func appendHex(_ value: UInt64, to bytes: inout [UInt8]) {
-        var shift = 60
-        while shift > 0 && (value >> UInt64(shift)) == 0 { shift -= 4 }
-        while shift >= 0 {
-            let digit = UInt8((value >> UInt64(shift)) & 0xF)
-            bytes.append(digit < 10 ? 0x30 + digit : 0x61 + digit - 10)
-            shift -= 4
-        }
+        HTTPFileValidators(
+            length: size, identity: .init(inode: inode, size: size, modifiedNanoseconds: modified), lastModified: 0
+        ).entityTag
     }
 
     private func openBeneathRoot(_ path: String) -> Result<Int32, HTTPResponseError> {
@@ -154,7 +140,7 @@ public struct HTTPStaticFileResponder: Sendable {
         var headers: HTTPHeaders = [
             "Content-Type": HTTPMediaTypes.forFile(named: name),
             "Accept-Ranges": "bytes",
-            "ETag": validators.entityTag.headerValue,
+            "ETag": validators.entityTagHeaderValue,
             "Last-Modified": HTTPDate.format(Date(timeIntervalSince1970: TimeInterval(validators.lastModified))),
         ]
         switch HTTPConditionalRequest.evaluate(method: request.method, headers: request.headers, validators: validators)
