@@ -109,10 +109,10 @@ import Testing
         #expect(machine.tick(now: at(3.0)) == .close)
     }
 
-    @Test func idleConnectionsCloseAfterTheIdleTimeout() {
+    @Test func aNewConnectionThatSendsNothingGetsTheRequestTimeout() {
         let machine = machine()
-        #expect(machine.tick(now: at(59)) == .wait)
-        #expect(machine.tick(now: at(60)) == .close)
+        #expect(machine.tick(now: at(9.9)) == .wait)
+        #expect(machine.tick(now: at(10)) == .close)
         #expect(machine.isClosed)
     }
 

@@ -462,7 +462,7 @@ struct TestServer {
     @Test func idleAndSlowConnectionsAreClosedOnTime() async throws {
         let test = try TestServer.start {
             $0.idleTimeout = .milliseconds(300)
-            $0.requestTimeout = .milliseconds(300)
+            $0.requestTimeout = .milliseconds(600)
         }
         let port = test.port
         let results = try await runBlocking { () -> (Bool, RawHTTPResponse, Bool) in

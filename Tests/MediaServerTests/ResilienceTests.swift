@@ -152,6 +152,64 @@ import Darwin
     }
 }
 
+extension ResilienceTests {
+    /// CPU seconds (user + system) the process has used so far.
+    static func cpuSeconds(of pid: pid_t) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
+        let ticks = (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
+        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+}
+
+@Suite struct DescriptorExhaustionTests {
+    @Test(.requires(Tool("prlimit", package: "util-linux")))
+    func runningOutOfDescriptorsPausesAcceptingInsteadOfSpinning() async throws {
+        let root = try TestRun.makeTemporaryDirectory("exhaustion")
+        try write("#EXTM3U\n", "index.m3u8", in: root.appendingPathComponent("item"))
+        // 40 descriptors: room for about 25 connections besides the server's own.
+        let server = try ChildProcess(
+            executable: try Tool("prlimit", package: "util-linux").requirePath(),
+            arguments: [
+                "--nofile=40:40", "--", try BuiltProducts.executable("streamkit"), "serve", "--root", root.path,
+                "--port", "0",
+            ],
+            logName: "serve-exhaustion")
+        var output = ""
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !output.contains("Press Ctrl-C") && ContinuousClock.now < deadline && server.isRunning {
+            try await Task.sleep(for: .milliseconds(10))
+            output = server.standardOutput
+        }
+        guard let urlLine = output.split(separator: "\n").first(where: { $0.hasPrefix("URL: ") }),
+            let port = UInt16(urlLine.split(separator: ":").last?.dropLast() ?? "")
+        else { throw TestSupportError("serve did not start: \(output)\(server.standardError)") }
+
+        // 60 connections: the kernel completes them all, the server cannot accept them all.
+        var held = try (0..<60).map { _ in try RawHTTPConnection(port: port) }
+        try await Task.sleep(for: .milliseconds(300))
+        let before = ResilienceTests.cpuSeconds(of: server.pid)
+        try await Task.sleep(for: .seconds(1))
+        let used = ResilienceTests.cpuSeconds(of: server.pid) - before
+        #expect(used < 0.3, "the server used \(used) s of CPU in 1 s while out of descriptors")
+        #expect(server.isRunning)
+
+        // Descriptors come back when clients leave, and the server serves again.
+        held.removeAll()
+        let response = try await runBlocking { () -> RawHTTPResponse in
+            let connection = try RawHTTPConnection(port: port)
+            try connection.send("GET /library/item/index.m3u8 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+            return try connection.readResponse()
+        }
+        #expect(response.status == 200)
+        server.signal(SIGINT)
+        #expect(try await server.wait(timeout: .seconds(10)) == 0)
+    }
+}
+
 /// Flags and counters the test and its client threads share.
 private final class SharedState: Sendable {
     let stop = Atomic<Bool>(false)

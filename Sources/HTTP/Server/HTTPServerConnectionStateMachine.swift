@@ -8,7 +8,9 @@
 struct HTTPServerConnectionStateMachine: Sendable {
     /// How long each phase may take.
     struct Timeouts: Hashable, Sendable {
-        /// A connection with no request in progress (new, or kept alive) is closed after this.
+        /// A kept-alive connection with no request in progress is closed after this. A new one
+        /// that has not sent a byte gets the shorter of this and `request`: a client that only
+        /// opens connections holds them no longer than one that sends slowly.
         var idle: Duration
         /// A request's head and body must arrive within this from its first byte (or from
         /// the connection's start): a client that sends a byte a second is cut off.
@@ -58,6 +60,7 @@ struct HTTPServerConnectionStateMachine: Sendable {
     private var inputHasEnded = false
     private var shuttingDown = false
     private var writeBlockedSince: ContinuousClock.Instant?
+    private var answeredRequests = 0
 
     /// At most this many bytes of later pipelined requests are buffered while one is answered;
     /// past it the owner stops reading (backpressure on the client).
@@ -132,6 +135,7 @@ struct HTTPServerConnectionStateMachine: Sendable {
     mutating func responseFinished(now: ContinuousClock.Instant) -> Action {
         guard case .responding(let keepAlive, let rejecting) = state else { return .wait }
         writeBlockedSince = nil
+        answeredRequests += 1
         if rejecting || (!keepAlive && parser.bufferedByteCount > 0 && !inputHasEnded) {
             state = .lingering(until: now + timeouts.linger)
             return .lingerThenClose
@@ -158,7 +162,8 @@ struct HTTPServerConnectionStateMachine: Sendable {
     mutating func tick(now: ContinuousClock.Instant) -> Action {
         switch state {
         case .idle(let since):
-            if now - since >= timeouts.idle {
+            let limit = answeredRequests == 0 ? min(timeouts.idle, timeouts.request) : timeouts.idle
+            if now - since >= limit {
                 state = .closed
                 return .close
             }

@@ -67,6 +67,8 @@ final class ServerEventLoop: @unchecked Sendable {
     var listener: Int32 = -1
     private var connections: [UInt64: HTTPServerConnection] = [:]
     private var shutdownDeadline: ContinuousClock.Instant?
+    /// When accepting stopped for lack of descriptors, when to try again.
+    private var acceptResumesAt: ContinuousClock.Instant?
     private let clock = ContinuousClock()
     private(set) var now: ContinuousClock.Instant
     let readBuffer: UnsafeMutableRawBufferPointer
@@ -143,6 +145,10 @@ final class ServerEventLoop: @unchecked Sendable {
                 drainInbox()
             }
             now = clock.now
+            if let resume = acceptResumesAt, now >= resume {
+                acceptResumesAt = nil
+                if listener >= 0 { try? poller.addListener(listener) }
+            }
             if now >= nextTick {
                 for connection in Array(connections.values) { connection.tick() }
                 nextTick = now + tick
@@ -233,10 +239,14 @@ final class ServerEventLoop: @unchecked Sendable {
     private func acceptConnections() {
         for _ in 0..<64 {
             guard let (socket, remoteAddress) = ServerSocket.accept(listener) else {
-                if errno == EMFILE || errno == ENFILE {
-                    context.logger.error(
-                        "accept: out of file descriptors (\(context.openConnections.load(ordering: .relaxed)) connections)"
-                    )
+                if errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM {
+                    // The pending connection stays readable: without a pause the loop would spin.
+                    // Stop watching the listener for a moment; connections closing free descriptors.
+                    let reason = SystemError.current("accept").reason
+                    let open = context.openConnections.load(ordering: .relaxed)
+                    context.logger.error("accept: \(reason) with \(open) connections open; pausing accepts")
+                    poller.removeListener(listener)
+                    acceptResumesAt = now + .milliseconds(100)
                 }
                 return
             }
