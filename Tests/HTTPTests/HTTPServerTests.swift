@@ -53,6 +53,15 @@ struct TestServer {
             return HTTPServerResponse(status: .ok, body: .bytes(request.body))
         }
         router.get("/private", requiresToken: true) { _ in .text("secret\n") }
+        router.get("/wait") { _ in
+            do {
+                try await Task.sleep(for: .seconds(60))
+                probe.streamEnded.withLock { $0 = "slept" }
+            } catch {
+                probe.streamEnded.withLock { $0 = "\(type(of: error))" }
+            }
+            return .text("late\n")
+        }
         router.get("/stream/:count") { request in
             let count = Int(request.routeParameter("count") ?? "") ?? 0
             return HTTPServerResponse(
@@ -289,6 +298,19 @@ struct TestServer {
         }
         #expect(await test.probe.waitForStreamEnd() == "\(HTTPServerError.connectionClosed)")
         #expect(await waitForNoConnections(test.server))
+        await test.stop()
+    }
+
+    @Test func aClientHangingUpCancelsItsHandler() async throws {
+        let test = try TestServer.start()
+        let port = test.port
+        try await runBlocking {
+            let connection = try RawHTTPConnection(port: port)
+            try connection.send("GET /wait HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+            usleep(100_000)
+            connection.reset()
+        }
+        #expect(await test.probe.waitForStreamEnd(timeout: .seconds(10)) == "CancellationError")
         await test.stop()
     }
 

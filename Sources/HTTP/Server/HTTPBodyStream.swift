@@ -2,8 +2,8 @@
 ///
 /// The producer writes chunks through an ``HTTPBodyWriter``; each write returns once the
 /// connection has room for more (its unsent bytes are under the server's high-water mark), so a
-/// producer never runs ahead of a slow client. When the client goes away, the pending and every
-/// later write throw ``HTTPServerError/connectionClosed``, which ends the producer.
+/// producer never runs ahead of a slow client. When the client goes away, the producer's task is
+/// cancelled and the pending and every later write throw ``HTTPServerError/connectionClosed``.
 public struct HTTPBodyStream: Sendable {
     let produce: @Sendable (HTTPBodyWriter) async throws -> Void
 
@@ -47,7 +47,6 @@ public struct HTTPServerError: Error, Hashable, Sendable, CustomStringConvertibl
     private enum Code: Hashable, Sendable {
         case connectionClosed
         case invalidAddress
-        case alreadyStopped
     }
 
     private let code: Code

@@ -10,7 +10,7 @@
 /// them, and the token is the only thing a page cannot know.
 public struct HTTPRouter: Sendable {
     /// A handler that runs as a task, off the event loop: anything that waits (network, disk
-    /// scans, locks) belongs here.
+    /// scans, locks) belongs here. The task is cancelled if the client disconnects first.
     public typealias Handler = @Sendable (HTTPServerRequest) async throws -> HTTPServerResponse
     /// A handler that runs on the event-loop thread, for answers that never wait: in-memory data
     /// and local file metadata (opening and `fstat` of a file, as static file servers do). It

@@ -29,21 +29,6 @@ enum ServerPercentDecoding {
         return String(validating: bytes, as: UTF8.self)
     }
 
-    /// `text` with every byte outside the unreserved set and `/` percent-encoded, for links.
-    static func encodePath(_ text: String) -> String {
-        var result = ""
-        for byte in text.utf8 {
-            switch byte {
-            case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x5F, 0x7E, 0x2F:
-                result.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                result +=
-                    "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
-            }
-        }
-        return result
-    }
-
     private static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case 0x30...0x39: byte - 0x30

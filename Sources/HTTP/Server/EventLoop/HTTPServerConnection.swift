@@ -40,6 +40,9 @@ final class HTTPServerConnection {
     private var currentHead: HTTPServerRequestHead?
     private var responseStarted = false
     private var stream: StreamState?
+    /// The task running the current request's handler or body producer, cancelled if the
+    /// connection closes first (a handler waiting on the network has no one left to answer).
+    private var work: Task<Void, Never>?
     private var flushing = false
     private var readDeferred = false
     private(set) var isClosed = false
@@ -187,7 +190,7 @@ final class HTTPServerConnection {
         case .respond(let response):
             send(response)
         case .runTask(let handler, let request):
-            loop.runTask(handler, request, connection: id, serial: serial)
+            work = loop.runTask(handler, request, connection: id, serial: serial)
         }
     }
 
@@ -275,7 +278,7 @@ final class HTTPServerConnection {
         case .stream(let body):
             enqueue(bytes)
             stream = StreamState(serial: serial, chunked: framing == .chunked, remainingLength: streamLength)
-            loop.runProducer(body, connection: id, serial: serial)
+            work = loop.runProducer(body, connection: id, serial: serial)
         }
         flush()
     }
@@ -395,6 +398,7 @@ final class HTTPServerConnection {
         currentHead = nil
         responseStarted = false
         stream = nil
+        work = nil
         let action = machine.responseFinished(now: loop.now)
         perform(action)
         if !isClosed && readDeferred && machine.wantsInput {
@@ -426,6 +430,8 @@ final class HTTPServerConnection {
             waiter.resume(throwing: HTTPServerError.connectionClosed)
         }
         stream = nil
+        work?.cancel()
+        work = nil
         loop.connectionClosed(id)
     }
 }

@@ -137,6 +137,9 @@ final class ServerEventLoop: @unchecked Sendable {
                     guard let connection = connections[event.token] else { return }
                     if event.writable { connection.writable() }
                     if event.readable { connection.readable(hangUp: event.hangUp) }
+                    // A reset connection may still look half-open to the state machine (its FIN
+                    // read earlier as a half-close): nothing can reach the client any more.
+                    if event.failed { connection.close() }
                 }
             }
             if woken {
@@ -311,27 +314,33 @@ final class ServerEventLoop: @unchecked Sendable {
     }
 
     /// Runs a task handler off the loop and posts its response back.
+    ///
+    /// - Returns: The task, which the connection cancels if it closes first.
     func runTask(
         _ handler: @escaping HTTPRouter.Handler, _ request: HTTPServerRequest, connection: UInt64, serial: UInt64
-    ) {
+    ) -> Task<Void, Never> {
         let logger = context.logger
-        Task { [self] in
+        return Task { [self] in
             let response = await HTTPRequestDispatcher.run(handler, request, logger: logger)
             post(.response(connection: connection, serial: serial, response))
         }
     }
 
     /// Runs a streaming body's producer off the loop.
-    func runProducer(_ stream: HTTPBodyStream, connection: UInt64, serial: UInt64) {
+    ///
+    /// - Returns: The task, which the connection cancels if it closes first.
+    func runProducer(_ stream: HTTPBodyStream, connection: UInt64, serial: UInt64) -> Task<Void, Never> {
         let sink = LoopBodySink(loop: self, connection: connection, serial: serial)
         let logger = context.logger
-        Task { [self] in
+        return Task { [self] in
             var failed = false
             do {
                 try await stream.produce(HTTPBodyWriter(sink: sink))
             } catch {
                 failed = true
-                if !(error is HTTPServerError) { logger.warning("streaming body failed: \(error)") }
+                if !(error is HTTPServerError) && !(error is CancellationError) {
+                    logger.warning("streaming body failed: \(error)")
+                }
             }
             post(.streamEnd(connection: connection, serial: serial, failed: failed))
         }

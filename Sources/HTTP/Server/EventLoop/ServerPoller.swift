@@ -13,8 +13,10 @@ struct ServerPollEvent: Sendable {
     var token: UInt64
     var readable: Bool
     var writable: Bool
-    /// The peer shut down its side, or the connection failed: reading will end.
+    /// The peer shut down its sending side (or the connection failed): reading will end.
     var hangUp: Bool
+    /// The connection is gone both ways (reset, or an error): nothing more can be written.
+    var failed: Bool
 }
 
 /// Readiness notification for one event loop: epoll on Linux, kqueue on Darwin, side by side.
@@ -172,7 +174,8 @@ final class ServerPoller: @unchecked Sendable {
                     readable: flags & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue)
                         != 0,
                     writable: flags & (EPOLLOUT.rawValue | EPOLLERR.rawValue) != 0,
-                    hangUp: flags & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0))
+                    hangUp: flags & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0,
+                    failed: flags & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0))
         }
         #elseif canImport(Darwin)
         var timeout = timespec(
@@ -190,10 +193,12 @@ final class ServerPoller: @unchecked Sendable {
             let event = events[index]
             let token = UInt64(UInt(bitPattern: event.udata))
             let ended = event.flags & UInt16(EV_EOF | EV_ERROR) != 0
+            // With EV_EOF, `fflags` holds the socket error: set for a reset, zero for a plain FIN.
+            let failed = event.flags & UInt16(EV_ERROR) != 0 || (ended && event.fflags != 0)
             body(
                 ServerPollEvent(
                     token: token, readable: event.filter == Int16(EVFILT_READ) || event.filter == Int16(EVFILT_USER),
-                    writable: event.filter == Int16(EVFILT_WRITE), hangUp: ended))
+                    writable: event.filter == Int16(EVFILT_WRITE), hangUp: ended, failed: failed))
         }
         #endif
     }
