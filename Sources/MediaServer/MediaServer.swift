@@ -17,6 +17,7 @@ public final class MediaServer: Sendable {
         /// The HTTP server's address, limits, allowed hosts and origins.
         public var http: HTTPServerConfiguration
 
+        /// Serves `libraryRoot` with the HTTP settings `http` (loopback, a free port by default).
         public init(libraryRoot: String, http: HTTPServerConfiguration = HTTPServerConfiguration()) {
             self.libraryRoot = libraryRoot
             self.http = http

@@ -22,6 +22,7 @@ public struct HTTPRequestParser: Sendable {
         /// The largest body (413 beyond).
         public var maximumBodyLength: Int64
 
+        /// Limits; the defaults are the server's (8 KiB, 16 KiB, 100 fields, 1 MiB).
         public init(
             maximumRequestLineLength: Int = 8 * 1024, maximumHeaderSectionLength: Int = 16 * 1024,
             maximumHeaderFieldCount: Int = 100, maximumBodyLength: Int64 = 1 << 20
@@ -71,6 +72,7 @@ public struct HTTPRequestParser: Sendable {
     /// The longest chunk size line with extensions (RFC 9112 §7.1.1 sets none; this bounds memory).
     static let maximumChunkSizeLineLength = 1024
 
+    /// A parser waiting for the first request.
     public init(limits: Limits = Limits()) {
         self.limits = limits
     }

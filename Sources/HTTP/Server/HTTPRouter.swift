@@ -38,6 +38,7 @@ public struct HTTPRouter: Sendable {
 
     private(set) var routes: [Route] = []
 
+    /// A router with no routes.
     public init() {}
 
     /// Adds a route whose handler runs as a task.

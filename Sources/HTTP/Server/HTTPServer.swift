@@ -21,7 +21,8 @@ import Darwin
 /// ```
 ///
 /// Starting the server ignores `SIGPIPE` for the process: `sendfile` to a socket the client
-/// closed would otherwise kill it (Linux has no per-call flag for `sendfile`).
+/// closed would otherwise kill it (Linux has no per-call flag for `sendfile`). The server's
+/// threads run until ``shutdown(gracePeriod:)``; dropping the last reference does not stop them.
 public final class HTTPServer: Sendable {
     /// The address the server listens on, as text (`127.0.0.1`, `::1`).
     public let host: String

@@ -36,6 +36,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// (up to 4 MiB on Linux) when `nil`. A small one bounds what a stalled client can hold.
     public var socketSendBufferSize: Int?
 
+    /// A configuration; every parameter is described by the property of the same name.
     public init(
         host: String = "127.0.0.1", port: UInt16 = 0, eventLoopCount: Int = HTTPServerConfiguration.defaultLoopCount,
         maximumConnections: Int = 1024, limits: HTTPRequestParser.Limits = .init(),

@@ -11,6 +11,7 @@ public struct HTTPServerRequest: Sendable {
     /// in pattern order.
     public internal(set) var rawRouteParameters: [(name: String, value: String)]
 
+    /// A request, as the server builds it (and tests do).
     public init(
         head: HTTPServerRequestHead, body: [UInt8] = [], remoteAddress: String = "",
         rawRouteParameters: [(name: String, value: String)] = []

@@ -2,15 +2,20 @@
 public struct HTTPServerRequestHead: Hashable, Sendable {
     /// The protocol version of a request line (RFC 9112 §2.3). The server speaks 1.0 and 1.1.
     public struct Version: Hashable, Sendable, CustomStringConvertible {
+        /// The number before the dot.
         public let major: Int
+        /// The number after the dot.
         public let minor: Int
 
+        /// The version `HTTP/major.minor`.
         public init(major: Int, minor: Int) {
             self.major = major
             self.minor = minor
         }
 
+        /// HTTP/1.0 (RFC 1945): no chunked bodies, connections close unless kept alive.
         public static let http10 = Version(major: 1, minor: 0)
+        /// HTTP/1.1 (RFC 9112).
         public static let http11 = Version(major: 1, minor: 1)
 
         public var description: String { "HTTP/\(major).\(minor)" }
@@ -26,6 +31,7 @@ public struct HTTPServerRequestHead: Hashable, Sendable {
     /// The header fields in the order received.
     public var headers: HTTPHeaders
 
+    /// A request head.
     public init(method: HTTPMethod, target: String, version: Version = .http11, headers: HTTPHeaders = [:]) {
         self.method = method
         self.target = target

@@ -36,6 +36,7 @@ public struct HTTPServerResponse: Sendable {
     /// The body.
     public var body: Body
 
+    /// A response; 200 with no body unless told otherwise.
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = [:], body: Body = .empty) {
         self.status = status
         self.headers = headers
@@ -79,6 +80,7 @@ public struct HTTPResponseError: Error, Hashable, Sendable, CustomStringConverti
     /// An explanation for the client, or `nil`.
     public let message: String?
 
+    /// An error that answers with `status` and, if given, `message` as the body.
     public init(_ status: HTTPStatus, message: String? = nil) {
         self.status = status
         self.message = message
