@@ -132,8 +132,12 @@ final class HTTPServerConnection {
             framed += [0x0D, 0x0A]
             bytes = framed
         }
+        // One writer at a time is the contract; should a producer write from two tasks at once,
+        // the earlier one is let go rather than left waiting forever.
+        let earlier = stream.waiter
         stream.waiter = continuation
         self.stream = stream
+        earlier?.resume()
         enqueue(bytes)
         flush()
         resumeWriterIfRoom()

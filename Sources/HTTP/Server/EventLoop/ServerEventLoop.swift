@@ -102,7 +102,7 @@ final class ServerEventLoop: @unchecked Sendable {
             return true
         }
         guard accepted else {
-            Self.discard(message)
+            discard(message)
             return
         }
         if !wakeRequested.exchange(true, ordering: .acquiringAndReleasing) { poller.wake() }
@@ -171,7 +171,7 @@ final class ServerEventLoop: @unchecked Sendable {
             defer { inbox.messages = [] }
             return inbox.messages
         }
-        leftover.forEach(Self.discard)
+        leftover.forEach(discard)
         onStop()
     }
 
@@ -209,10 +209,14 @@ final class ServerEventLoop: @unchecked Sendable {
         }
     }
 
-    private static func discard(_ message: Message) {
+    /// Handles a message the stopped loop will never run: closes a handed-over socket (and
+    /// forgets it in the counts), fails a waiting writer.
+    private func discard(_ message: Message) {
         switch message {
         case .adopt(let socket, _):
             close(socket)
+            connectionCount.subtract(1, ordering: .relaxed)
+            context.openConnections.subtract(1, ordering: .relaxed)
         case .streamChunk(_, _, _, let continuation):
             continuation.resume(throwing: HTTPServerError.connectionClosed)
         case .response, .streamEnd, .shutdown:
