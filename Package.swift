@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "AMF", targets: ["AMF"]),
         .library(name: "FLV", targets: ["FLV"]),
         .library(name: "RTMP", targets: ["RTMP"]),
+        .library(name: "MediaServer", targets: ["MediaServer"]),
         .executable(name: "streamkit", targets: ["streamkit"]),
     ],
     targets: [
@@ -33,6 +34,8 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+        // Not a library: declarations of epoll, eventfd, accept4 and openat2, which Glibc's module map leaves out.
+        .systemLibrary(name: "CLinuxSystem"),
 
         .target(
             name: "Core",
@@ -43,7 +46,14 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "HTTP",
-            dependencies: ["Core", .target(name: "CCurl", condition: linuxOnly)],
+            dependencies: [
+                "Core", .target(name: "CCurl", condition: linuxOnly),
+                .target(name: "CLinuxSystem", condition: linuxOnly),
+            ],
+            swiftSettings: strictSettings),
+        .target(
+            name: "MediaServer",
+            dependencies: ["HTTP", "Core"],
             swiftSettings: strictSettings),
         // Wire formats and the RTMP client: AMF0/AMF3 values, FLV files, RTMP state machines and the socket edge.
         .target(name: "AMF", dependencies: ["Core"], swiftSettings: strictSettings),
@@ -55,7 +65,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "StreamKitCLI",
-            dependencies: ["Core", "HTTP", "HLS", "RTMP", "FLV"],
+            dependencies: ["Core", "HTTP", "HLS", "RTMP", "FLV", "MediaServer"],
             swiftSettings: strictSettings),
         .executableTarget(
             name: "streamkit",
@@ -89,6 +99,9 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "HLSTests", dependencies: ["HLS", "Core", "TestSupport"], exclude: ["Corpus"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "MediaServerTests", dependencies: ["MediaServer", "HTTP", "Core", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ShimTests",

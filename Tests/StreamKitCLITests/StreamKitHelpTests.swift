@@ -23,6 +23,9 @@ import Testing
                 DOWNLOADS:
                   download                Download a file over HTTP or HTTPS, resuming where an earlier run stopped.
 
+                PLAYBACK:
+                  serve                   Serve the library over HTTP for offline playback.
+
                 PLAYLISTS:
                   inspect                 Parse an HLS playlist and summarize it, or print it as JSON.
 
@@ -38,6 +41,8 @@ import Testing
                     streamkit inspect index.m3u8
                   Download a file, resuming if run again:
                     streamkit download https://example.com/talk.mp4 -o talk.mp4
+                  Serve the library for offline playback:
+                    streamkit serve --port 12345
                   Record a live RTMP stream:
                     streamkit rtmp record rtmp://example.com/live/show -o show.flv
 
