@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "AMF", targets: ["AMF"]),
         .library(name: "FLV", targets: ["FLV"]),
         .library(name: "RTMP", targets: ["RTMP"]),
+        .library(name: "MediaCache", targets: ["MediaCache"]),
         .library(name: "MediaServer", targets: ["MediaServer"]),
         .executable(name: "streamkit", targets: ["streamkit"]),
     ],
@@ -51,9 +52,14 @@ let package = Package(
                 .target(name: "CLinuxSystem", condition: linuxOnly),
             ],
             swiftSettings: strictSettings),
+        // The byte-range media cache: sparse data files, an SQLite index of cached spans, read-through, eviction.
+        .target(
+            name: "MediaCache",
+            dependencies: ["HTTP", "HLS", "Core"],
+            swiftSettings: strictSettings),
         .target(
             name: "MediaServer",
-            dependencies: ["HTTP", "Core"],
+            dependencies: ["MediaCache", "HTTP", "HLS", "Core"],
             swiftSettings: strictSettings),
         // Wire formats and the RTMP client: AMF0/AMF3 values, FLV files, RTMP state machines and the socket edge.
         .target(name: "AMF", dependencies: ["Core"], swiftSettings: strictSettings),
@@ -65,7 +71,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "StreamKitCLI",
-            dependencies: ["Core", "HTTP", "HLS", "RTMP", "FLV", "MediaServer"],
+            dependencies: ["Core", "HTTP", "HLS", "RTMP", "FLV", "MediaCache", "MediaServer"],
             swiftSettings: strictSettings),
         .executableTarget(
             name: "streamkit",
@@ -101,7 +107,11 @@ let package = Package(
             name: "HLSTests", dependencies: ["HLS", "Core", "TestSupport"], exclude: ["Corpus"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "MediaServerTests", dependencies: ["MediaServer", "HTTP", "Core", "TestSupport"],
+            name: "MediaServerTests",
+            dependencies: ["MediaServer", "MediaCache", "HTTP", "HLS", "Core", "TestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "MediaCacheTests", dependencies: ["MediaCache", "HTTP", "HLS", "Core", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ShimTests",
@@ -114,7 +124,8 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport", "Core"], swiftSettings: strictSettings),
         .testTarget(
-            name: "StreamKitCLITests", dependencies: ["StreamKitCLI", "Core", "HTTP", "HLS", "TestSupport"],
+            name: "StreamKitCLITests",
+            dependencies: ["StreamKitCLI", "Core", "HTTP", "HLS", "MediaCache", "TestSupport"],
             swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

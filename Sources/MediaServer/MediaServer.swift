@@ -1,8 +1,10 @@
 import Core
 import HTTP
+import MediaCache
 
-/// The offline media server: the library under `/library/ID/...`, the library page at `/`, and
-/// whatever routes the caller adds (the caching proxy's `/proxy/...`, the queue's `/api/...`).
+/// The offline media server: the library under `/library/ID/...`, the library page at `/`, the
+/// caching proxy's `/proxy/file` and `/proxy/hls` when given a ``MediaCache``, and whatever routes
+/// the caller adds (the queue's `/api/...`).
 ///
 /// ```swift
 /// let server = try MediaServer.start(configuration: .init(libraryRoot: "/path/to/library"))
@@ -16,11 +18,17 @@ public final class MediaServer: Sendable {
         public var libraryRoot: String
         /// The HTTP server's address, limits, allowed hosts and origins.
         public var http: HTTPServerConfiguration
+        /// The cache the proxy routes read through; no proxy routes when `nil`.
+        public var cache: MediaCache?
 
-        /// Serves `libraryRoot` with the HTTP settings `http` (loopback, a free port by default).
-        public init(libraryRoot: String, http: HTTPServerConfiguration = HTTPServerConfiguration()) {
+        /// Serves `libraryRoot` with the HTTP settings `http` (loopback, a free port by default),
+        /// and the caching proxy when `cache` is given.
+        public init(
+            libraryRoot: String, http: HTTPServerConfiguration = HTTPServerConfiguration(), cache: MediaCache? = nil
+        ) {
             self.libraryRoot = libraryRoot
             self.http = http
+            self.cache = cache
         }
     }
 
@@ -53,6 +61,10 @@ public final class MediaServer: Sendable {
     ) throws -> MediaServer {
         let library = try MediaLibrary(root: configuration.libraryRoot)
         var router = try routes(for: library)
+        if let cache = configuration.cache {
+            router.append(
+                contentsOf: ProxyRoutes.routes(cache: cache, allowedOrigins: configuration.http.allowedOrigins))
+        }
         router.append(contentsOf: additionalRoutes)
         let http = try HTTPServer.start(configuration: configuration.http, router: router, logger: logger)
         return MediaServer(http: http, library: library)

@@ -223,9 +223,22 @@ public final class ProcessRegistry: Sendable {
         }
     }
 
+    /// Replaces the file with a temporary one renamed over it, without `fsync`: the file only has
+    /// to survive this process, not the machine, and an fsync here (Foundation's atomic write
+    /// makes one) blocks a cooperative thread for seconds while other tests write to the disk.
     private func persist(_ snapshot: Set<pid_t>) {
-        let text = snapshot.map(String.init).joined(separator: "\n")
-        try? text.write(to: TestRun.processGroupFile, atomically: true, encoding: .utf8)
+        let bytes = Array(snapshot.map(String.init).joined(separator: "\n").utf8)
+        let path = TestRun.processGroupFile.path
+        let temporary = path + ".\(UUID().uuidString.prefix(8))"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return }
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        close(descriptor)
+        if written == bytes.count {
+            rename(temporary, path)
+        } else {
+            unlink(temporary)
+        }
     }
 }
 
