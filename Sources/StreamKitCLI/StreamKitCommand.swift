@@ -14,10 +14,12 @@ public struct StreamKitCommand: ParsableCommand {
             .init("Show the version", "streamkit --version"),
             .init("Summarize a playlist", "streamkit inspect index.m3u8"),
             .init(
+                "Keep an HLS stream for offline play", "streamkit download https://example.com/show/master.m3u8"),
+            .init(
                 "Download a file, resuming if run again", "streamkit download https://example.com/talk.mp4 -o talk.mp4"),
             .init("Record a live RTMP stream", "streamkit rtmp record rtmp://example.com/live/show -o show.flv"),
         ],
-        subcommands: [DownloadCommand.self, InspectCommand.self, RTMPCommand.self],
+        subcommands: [DownloadCommand.self, ExportCommand.self, InspectCommand.self, RTMPCommand.self],
         version: "streamkit \(streamKitVersion)")
 
     public init() {}
