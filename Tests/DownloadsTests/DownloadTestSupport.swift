@@ -62,16 +62,27 @@ enum DownloadTestSupport {
         try await Nginx.static(root: root)
     }
 
-    /// Frames ffmpeg decodes per stream of `url`: `["audio:432", "video:250"]`, sorted.
+    /// Frames ffmpeg decodes per stream of `url`: `["audio:432", "video:250"]`, sorted (the
+    /// top-level streams; ffprobe lists HLS streams again under their program).
     static func decodedFrames(_ url: String) async throws -> [String] {
         let output = try await Tool.ffprobe.run(
             [
                 "-v", "error", "-protocol_whitelist", "file,http,tcp,crypto,data", "-count_frames", "-show_entries",
-                "stream=codec_type,nb_read_frames", "-of", "csv=p=0", url,
+                "stream=codec_type,nb_read_frames", "-of", "json", url,
             ], timeout: .seconds(120))
-        return output.standardOutput.split(separator: "\n").map { line in
-            line.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ":")
-        }.filter { !$0.isEmpty }.sorted()
+        struct Probe: Decodable {
+            struct Stream: Decodable {
+                let codecType: String
+                let frames: String?
+                enum CodingKeys: String, CodingKey {
+                    case codecType = "codec_type"
+                    case frames = "nb_read_frames"
+                }
+            }
+            let streams: [Stream]
+        }
+        let probe = try JSONDecoder().decode(Probe.self, from: Data(output.standardOutput.utf8))
+        return probe.streams.map { "\($0.codecType):\($0.frames ?? "?")" }.sorted()
     }
 
     /// The segments of a media playlist file, as (absolute file path, byte range) pairs in order.

@@ -39,12 +39,21 @@ extension HLSDownloadEngine {
         }
     }
 
-    /// Whether `bytes` start with `#EXTM3U`, after a byte order mark and white space.
-    static func looksLikePlaylist(_ bytes: some Collection<UInt8>) -> Bool {
-        var rest = bytes[...]
-        if rest.starts(with: [0xEF, 0xBB, 0xBF]) { rest = rest.dropFirst(3) }
-        rest = rest.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
-        return rest.starts(with: Array("#EXTM3U".utf8))
+    /// Whether `bytes` look like an HLS playlist: `#EXTM3U` on a line of its own within the first
+    /// 4 KB, after at most a byte order mark, blank lines and comment lines (which the lenient parser
+    /// also tolerates).
+    static func looksLikePlaylist(_ bytes: [UInt8]) -> Bool {
+        var lines = bytes.prefix(4096).split(separator: 0x0A, omittingEmptySubsequences: false)[...]
+        if var first = lines.first, first.starts(with: [0xEF, 0xBB, 0xBF]) {
+            first = first.dropFirst(3)
+            lines[lines.startIndex] = first
+        }
+        for line in lines {
+            let trimmed = line.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+            if trimmed.starts(with: Array("#EXTM3U".utf8)) { return true }
+            if !(trimmed.isEmpty || trimmed.first == UInt8(ascii: "#")) { return false }
+        }
+        return false
     }
 
     /// Parses a fetched playlist (lenient); a large one off the cooperative pool.

@@ -14,27 +14,20 @@ struct HLSDownloadRun {
     func run(_ job: HLSDownloadJob, client: HTTPClient) async throws {
         let reporter = HLSDownloadReporter(context: context, json: json, job: job, inLibrary: inLibrary)
         let download = HLSDownloader(client: client).start(job)
-        let interrupts = Mutex(0)
-        // A live recording is finished by the first Ctrl-C (and cancelled by a second one); VOD stops.
-        let monitor = InterruptMonitor(signals: [SIGINT, SIGTERM]) {
-            interrupts.withLock { $0 += 1 }
-            download.finishRecording()
-            if !reporter.isLive { download.cancel() }
-        }
-        let secondMonitor = Mutex<InterruptMonitor?>(nil)
-        let started = ContinuousClock.now
-        let events = Task {
-            for await event in download.events {
-                reporter.report(event)
-                if case .planned(let summary) = event, summary.live {
-                    secondMonitor.withLock { $0 = InterruptMonitor { download.cancel() } }
-                }
+        // A live recording is finished by the first Ctrl-C and cancelled by a second; VOD stops at once.
+        let monitor = InterruptMonitor { count in
+            if reporter.isLive && count == 1 {
+                reporter.finishing()
+                download.finishRecording()
+            } else {
+                download.cancel()
             }
         }
-        defer {
-            monitor.stop()
-            secondMonitor.withLock { $0?.stop() }
+        let started = ContinuousClock.now
+        let events = Task {
+            for await event in download.events { reporter.report(event) }
         }
+        defer { monitor.stop() }
         do {
             let result = try await download.result()
             await events.value
@@ -81,6 +74,13 @@ final class HLSDownloadReporter: Sendable {
 
     /// Whether the source turned out to be a live playlist.
     var isLive: Bool { state.withLock { $0.live } }
+
+    /// The first Ctrl-C of a live recording.
+    func finishing() {
+        guard !json else { return }
+        if interactive { context.writeError("\r\u{1B}[K") }
+        context.writeError("Stopping the recording: finishing the segments in flight (Ctrl-C again to stop at once).\n")
+    }
 
     func report(_ event: HLSDownloadEvent) {
         switch event {
