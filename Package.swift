@@ -58,7 +58,10 @@ let package = Package(
         // Wire formats and the RTMP client: AMF0/AMF3 values, FLV files, RTMP state machines and the socket edge.
         .target(name: "AMF", dependencies: ["Core"], swiftSettings: strictSettings),
         .target(name: "FLV", dependencies: ["Core", "AMF"], swiftSettings: strictSettings),
-        .target(name: "RTMP", dependencies: ["Core", "AMF", "FLV"], swiftSettings: strictSettings),
+        .target(
+            name: "RTMP",
+            dependencies: ["Core", "AMF", "FLV", .target(name: "CLinuxSystem", condition: linuxOnly)],
+            swiftSettings: strictSettings),
         .target(
             name: "HLS",
             dependencies: ["Core"],
