@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "FLV", targets: ["FLV"]),
         .library(name: "RTMP", targets: ["RTMP"]),
         .library(name: "Downloads", targets: ["Downloads"]),
+        .library(name: "MediaServer", targets: ["MediaServer"]),
         .executable(name: "streamkit", targets: ["streamkit"]),
     ],
     targets: [
@@ -34,6 +35,8 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+        // Not a library: declarations of epoll, eventfd, accept4 and openat2, which Glibc's module map leaves out.
+        .systemLibrary(name: "CLinuxSystem"),
 
         .target(
             name: "Core",
@@ -44,12 +47,22 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "HTTP",
-            dependencies: ["Core", .target(name: "CCurl", condition: linuxOnly)],
+            dependencies: [
+                "Core", .target(name: "CCurl", condition: linuxOnly),
+                .target(name: "CLinuxSystem", condition: linuxOnly),
+            ],
+            swiftSettings: strictSettings),
+        .target(
+            name: "MediaServer",
+            dependencies: ["HTTP", "Core"],
             swiftSettings: strictSettings),
         // Wire formats and the RTMP client: AMF0/AMF3 values, FLV files, RTMP state machines and the socket edge.
         .target(name: "AMF", dependencies: ["Core"], swiftSettings: strictSettings),
         .target(name: "FLV", dependencies: ["Core", "AMF"], swiftSettings: strictSettings),
-        .target(name: "RTMP", dependencies: ["Core", "AMF", "FLV"], swiftSettings: strictSettings),
+        .target(
+            name: "RTMP",
+            dependencies: ["Core", "AMF", "FLV", .target(name: "CLinuxSystem", condition: linuxOnly)],
+            swiftSettings: strictSettings),
         .target(
             name: "HLS",
             dependencies: ["Core"],
@@ -61,7 +74,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "StreamKitCLI",
-            dependencies: ["Core", "HTTP", "HLS", "RTMP", "FLV", "Downloads"],
+            dependencies: ["Core", "HTTP", "HLS", "RTMP", "FLV", "Downloads", "MediaServer"],
             swiftSettings: strictSettings),
         .executableTarget(
             name: "streamkit",
@@ -97,6 +110,9 @@ let package = Package(
             name: "HLSTests", dependencies: ["HLS", "Core", "TestSupport"], exclude: ["Corpus"],
             swiftSettings: strictSettings),
         .testTarget(
+            name: "MediaServerTests", dependencies: ["MediaServer", "HTTP", "Core", "TestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "ShimTests",
             dependencies: [
                 "TestSupport",
@@ -107,7 +123,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport", "Core"], swiftSettings: strictSettings),
         .testTarget(
-            name: "DownloadsTests", dependencies: ["Downloads", "HLS", "HTTP", "Core", "TestSupport"],
+            name: "DownloadsTests", dependencies: ["Downloads", "HLS", "HTTP", "MediaServer", "Core", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "StreamKitCLITests",

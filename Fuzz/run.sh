@@ -27,8 +27,11 @@ for directory in "$build/spm/release/"*.build; do
     compgen -G "$directory/*.o" >/dev/null && objects+=("$directory/"*.o)
 done
 mkdir -p "$build/$name" "Fuzz/corpus-$name"
+# Every C shim's module map, so that modules depending on them can be imported.
+shims=()
+for shim in Sources/C*/; do shims+=(-I "${shim%/}"); done
 swiftc -O -sanitize=fuzzer,address -parse-as-library \
-    -I "$build/spm/release/Modules" -I Sources/COpenSSL -I Sources/CSQLite -I Sources/CCurl \
+    -I "$build/spm/release/Modules" "${shims[@]}" \
     "$source_file" "${objects[@]}" -lcrypto -lsqlite3 -lcurl -o "$build/$name/fuzz"
 
 cd "$build/$name"

@@ -30,6 +30,32 @@ public enum LocalNetwork {
         return UInt16(bigEndian: address.sin_port)
     }
 
+    /// A TCP socket listening on 127.0.0.1 at a port the kernel picked, for servers of our own in tests.
+    ///
+    /// - Returns: The socket (the caller closes it) and its port.
+    public static func listeningSocket(backlog: Int32) throws -> (descriptor: Int32, port: UInt16) {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
+        var reuse: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+        var address = loopbackAddress(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(descriptor, backlog) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw TestSupportError("bind/listen: \(reason)")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return (descriptor, UInt16(bigEndian: address.sin_port))
+    }
+
     /// Whether something accepts TCP connections on 127.0.0.1:`port` now.
     public static func isListening(port: UInt16) -> Bool {
         let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -65,5 +91,19 @@ public enum LocalNetwork {
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return address
+    }
+}
+
+extension LocalNetwork {
+    /// Waits until nothing accepts connections on 127.0.0.1:`port`, or `timeout` passes.
+    ///
+    /// - Returns: Whether the port stopped accepting.
+    public static func waitUntilStoppedListening(port: UInt16, timeout: Duration = .seconds(5)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if !isListening(port: port) { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
     }
 }

@@ -57,26 +57,7 @@ public final class ScriptedTCPResponder: Sendable {
     /// Starts listening; connection number `n` (from 0) plays `script(n)`.
     public init(script: @escaping @Sendable (_ connectionIndex: Int) -> [Step]) throws {
         self.script = script
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
-        var reuse: Int32 = 1
-        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        var address = LocalNetwork.loopbackAddress(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(descriptor, 128) == 0 else {
-            close(descriptor)
-            throw TestSupportError("bind/listen: \(String(cString: strerror(errno)))")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        listener = descriptor
-        port = UInt16(bigEndian: address.sin_port)
+        (listener, port) = try LocalNetwork.listeningSocket(backlog: 128)
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
     }

@@ -2,6 +2,7 @@ import Core
 import Foundation
 import HLS
 import HTTP
+import MediaServer
 import TestSupport
 import Testing
 
@@ -57,9 +58,26 @@ enum DownloadTestSupport {
             progressInterval: .milliseconds(50))
     }
 
-    /// Serves `root` over HTTP on 127.0.0.1 for players.
-    static func serve(_ root: URL) async throws -> Nginx {
-        try await Nginx.static(root: root)
+    /// Serves the library `root` on 127.0.0.1 the way `streamkit serve` does, for players.
+    static func serve(_ root: URL) async throws -> Player {
+        Player(server: try MediaServer.start(configuration: MediaServer.Configuration(libraryRoot: root.path)))
+    }
+
+    /// A library served by our own server: packages play at `/library/ID/index.m3u8`.
+    struct Player {
+        let server: MediaServer
+
+        /// The URL of `path` inside the library (`ID/index.m3u8`).
+        func url(_ path: String) -> URL { URL(string: server.baseURL + "library/" + path)! }
+
+        func stop() async { await server.shutdown(gracePeriod: .seconds(2)) }
+    }
+
+    /// What ffprobe reports when a request of the player fails (a missing key or segment).
+    struct PlayerRequestFailed: Error, CustomStringConvertible {
+        let url: String
+        let messages: String
+        var description: String { "playing \(url): \(messages)" }
     }
 
     /// Frames ffmpeg decodes per stream of `url`: `["audio:432", "video:250"]`, sorted (the
@@ -81,6 +99,11 @@ enum DownloadTestSupport {
             }
             let streams: [Stream]
         }
+        // A failed request (a 404 for a key or a segment) is an error, not just fewer frames.
+        let failures = output.standardError.split(separator: "\n").filter {
+            $0.contains("Server returned") || $0.contains("HTTP error")
+        }
+        if !failures.isEmpty { throw PlayerRequestFailed(url: url, messages: failures.joined(separator: "; ")) }
         let probe = try JSONDecoder().decode(Probe.self, from: Data(output.standardOutput.utf8))
         return probe.streams.map { "\($0.codecType):\($0.frames ?? "?")" }.sorted()
     }

@@ -21,7 +21,8 @@ import Testing
         static func start(seconds: Int) async throws -> LiveOrigin {
             let flv = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: seconds, segmentSeconds: 1))
             let nginx = try await Nginx.rtmp(applications: [
-                RTMPApplication(name: "live", hls: true, hlsFragmentSeconds: 1, hlsPlaylistSeconds: 4, hlsCleanup: false)
+                RTMPApplication(
+                    name: "live", hls: true, hlsFragmentSeconds: 1, hlsPlaylistSeconds: 4, hlsCleanup: false)
             ])
             let publisher = try ChildProcess(
                 executable: try Tool.ffmpeg.requirePath(),
@@ -72,7 +73,8 @@ import Testing
         #expect(local.contains("#EXT-X-PLAYLIST-TYPE:VOD") && local.hasSuffix("#EXT-X-ENDLIST\n"))
         // Each fragment once, byte-identical to the one nginx wrote.
         let recorded = try #require(
-            try Playlist.parse(Data(contentsOf: package.appendingPathComponent(".streamkit/video.m3u8"))).playlist.media)
+            try Playlist.parse(Data(contentsOf: package.appendingPathComponent(".streamkit/video.m3u8"))).playlist.media
+        )
         let urls = recorded.segments.map(\.uri)
         #expect(Set(urls).count == urls.count && urls.count >= 5, "\(urls)")
         let mine = try Support.segmentFiles(ofPlaylist: package.appendingPathComponent("video/index.m3u8"))
@@ -103,9 +105,11 @@ import Testing
             if case .progress(let progress) = event, (progress.recordedSeconds ?? 0) >= 5 { download.finishRecording() }
         }
         #expect(result.live && result.status == .complete && result.duration >= 5)
-        let local = try String(contentsOf: job.packageDirectory.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
+        let local = try String(
+            contentsOf: job.packageDirectory.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
         #expect(local.hasSuffix("#EXT-X-ENDLIST\n"))
-        let segments = try Support.segmentFiles(ofPlaylist: job.packageDirectory.appendingPathComponent("video/index.m3u8"))
+        let segments = try Support.segmentFiles(
+            ofPlaylist: job.packageDirectory.appendingPathComponent("video/index.m3u8"))
         #expect(segments.allSatisfy { FileManager.default.fileExists(atPath: $0.path) })
         let manifest = try Support.manifest(job.packageDirectory)
         #expect(manifest.status == .complete && manifest.live && manifest.renditions.allSatisfy(\.ended))

@@ -51,11 +51,14 @@ import Testing
         let (id, home, fixture, nginx) = try await package(.hlsTS)
         let out = try TestRun.makeTemporaryDirectory("export").appendingPathComponent("talk.ts")
         // No ffmpeg on PATH: concatenation needs none.
-        let (code, output, error) = await run(["export", id, out.path, "--home", home.path], environment: ["PATH": "/nonexistent"])
+        let (code, output, error) = await run(
+            ["export", id, out.path, "--home", home.path], environment: ["PATH": "/nonexistent"])
         #expect(code == .success, "\(error)")
         #expect(output.contains("Exported") && output.contains(out.path))
         var expected = Data()
-        for index in 0..<5 { expected += try Data(contentsOf: fixture.directory.appendingPathComponent("seg00\(index).ts")) }
+        for index in 0..<5 {
+            expected += try Data(contentsOf: fixture.directory.appendingPathComponent("seg00\(index).ts"))
+        }
         #expect(try Data(contentsOf: out) == expected)
         #expect(try await frames(out.path) == originFrames(nginx, "index.m3u8"))
         await nginx.stop()
@@ -71,7 +74,8 @@ import Testing
             try await Tool.openssl.run([
                 "enc", "-d", "-aes-128-cbc", "-K", Hex.encode(Fixtures.key), "-iv",
                 Hex.encode(AES128CBC.iv(mediaSequence: UInt64(sequence))), "-in",
-                fixture.directory.appendingPathComponent("seg0\(sequence < 10 ? "0" : "")\(sequence).ts").path, "-out", clear,
+                fixture.directory.appendingPathComponent("seg0\(sequence < 10 ? "0" : "")\(sequence).ts").path, "-out",
+                clear,
             ])
             expected += try Data(contentsOf: URL(fileURLWithPath: clear))
         }
@@ -82,10 +86,14 @@ import Testing
     @Test func fragmentedMP4IsTheInitSectionThenEveryFragment() async throws {
         let (id, home, fixture, nginx) = try await package(.hlsFMP4)
         let out = try TestRun.makeTemporaryDirectory("export").appendingPathComponent("talk.mp4")
-        let (code, _, error) = await run(["export", home.appendingPathComponent("library/\(id)").path, out.path], environment: ["PATH": "/nonexistent"])
+        let (code, _, error) = await run(
+            ["export", home.appendingPathComponent("library/\(id)").path, out.path],
+            environment: ["PATH": "/nonexistent"])
         #expect(code == .success, "\(error)")
         var expected = try Data(contentsOf: fixture.directory.appendingPathComponent("init.mp4"))
-        for index in 0..<5 { expected += try Data(contentsOf: fixture.directory.appendingPathComponent("seg00\(index).m4s")) }
+        for index in 0..<5 {
+            expected += try Data(contentsOf: fixture.directory.appendingPathComponent("seg00\(index).m4s"))
+        }
         #expect(try Data(contentsOf: out) == expected)
         #expect(try await frames(out.path) == originFrames(nginx, "index.m3u8"))
         await nginx.stop()
@@ -120,7 +128,9 @@ import Testing
         let muxed = directory.appendingPathComponent("master.mp4")
         #expect(await run(["export", master.id, muxed.path, "--home", master.home.path]).code == .success)
         let streams = try await frames(muxed.path)
-        #expect(streams.filter { $0.hasPrefix("audio:") }.count == 2 && streams.filter { $0.hasPrefix("video:") }.count == 1)
+        #expect(
+            streams.filter { $0.hasPrefix("audio:") }.count == 2 && streams.filter { $0.hasPrefix("video:") }.count == 1
+        )
         let videoOnly = directory.appendingPathComponent("video-only.ts")
         let (partial, _, warning) = await run(
             ["export", master.id, videoOnly.path, "--home", master.home.path], environment: ["PATH": "/nonexistent"])

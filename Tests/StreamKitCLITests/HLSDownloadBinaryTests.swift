@@ -16,7 +16,9 @@ import Glibc
 
     /// The local file of origin segment `segNNN.ts` (media sequence NNN).
     static func localName(ofOrigin uri: Substring) -> String? {
-        guard uri.hasPrefix("/seg"), uri.hasSuffix(".ts"), let number = Int(uri.dropFirst(4).dropLast(3)) else { return nil }
+        guard uri.hasPrefix("/seg"), uri.hasSuffix(".ts"), let number = Int(uri.dropFirst(4).dropLast(3)) else {
+            return nil
+        }
         return PackageLayoutNames.segment(number)
     }
 
@@ -80,12 +82,14 @@ import Glibc
         #expect(wholeTwice.isEmpty, "sent whole twice: \(wholeTwice)")
         let resumed = segments.filter { $0.status == 206 }
         #expect(!resumed.isEmpty && resumed.allSatisfy { $0.range?.hasPrefix("bytes=") == true })
-        print("kill test: \(doneAtLastKill) of 300 in place after 10 kills; \(resumed.count) segments resumed with Range")
+        print(
+            "kill test: \(doneAtLastKill) of 300 in place after 10 kills; \(resumed.count) segments resumed with Range")
     }
 
     /// Ctrl-C stops a VOD download with 130 and keeps its state; the same command resumes it.
     @Test func ctrlCExits130AndTheSameCommandResumes() async throws {
-        let fixture = try await Fixtures.shared.fixture(FixtureRecipe(.hlsTS, seconds: 20, segmentSeconds: 1, videoBitrate: "600k"))
+        let fixture = try await Fixtures.shared.fixture(
+            FixtureRecipe(.hlsTS, seconds: 20, segmentSeconds: 1, videoBitrate: "600k"))
         let nginx = try await Nginx.static(
             root: fixture.directory, limitRatePerConnection: 30_000, unthrottledHeader: "X-Unthrottled")
         let home = try TestRun.makeTemporaryDirectory("ctrl-c-home")
@@ -105,7 +109,8 @@ import Glibc
         #expect(try await first.wait(timeout: .seconds(20)) == 130, "\(first.standardError)")
         #expect(first.standardError.contains("Interrupted; everything fetched is kept in"), "\(first.standardError)")
         // Not a terminal: plain progress lines with files, bytes and speed.
-        #expect(first.standardError.split(separator: "\n").contains { $0.contains("/20 files") }, "\(first.standardError)")
+        #expect(
+            first.standardError.split(separator: "\n").contains { $0.contains("/20 files") }, "\(first.standardError)")
         let id = try #require(try FileManager.default.contentsOfDirectory(atPath: library.path).first)
         let manifest = try JSONDecoder().decode(
             PackageManifest.self, from: Data(contentsOf: library.appendingPathComponent("\(id)/package.json")))
@@ -113,7 +118,8 @@ import Glibc
         let done = manifest.files.filter { $0.state == "done" }.count
         #expect(done > 0 && done < 20)
         let second = try ChildProcess(
-            executable: Self.streamkit(), arguments: arguments + ["-H", "X-Unthrottled: 1"], logName: "streamkit-ctrl-c")
+            executable: Self.streamkit(), arguments: arguments + ["-H", "X-Unthrottled: 1"], logName: "streamkit-ctrl-c"
+        )
         #expect(try await second.wait(timeout: .seconds(60)) == 0, "\(second.standardError)")
         #expect(second.standardOutput.contains("\(done) already in place"), "\(second.standardOutput)")
         await nginx.stop()

@@ -33,7 +33,9 @@ import Testing
         let (code, output, error) = await run(["download", url, "--home", home.path])
         #expect(code == .success, "\(error)")
         #expect(output.hasPrefix("Saved \(package.path) (5 files, "), "\(output)")
-        #expect(output.contains("Play it offline: run `streamkit serve`, then open http://127.0.0.1:12345/library/\(id)/index.m3u8"))
+        #expect(
+            output.contains(
+                "Play it offline: run `streamkit serve`, then open http://127.0.0.1:12345/library/\(id)/index.m3u8"))
         #expect(error.hasPrefix("Downloading HLS \(url)\n  into \(package.path)\n  video: 5 segments, 10.0 s\n"))
         #expect(error.contains("5/5 files"), "\(error)")
         for name in ["seg000.ts", "seg004.ts"] {
@@ -50,12 +52,15 @@ import Testing
         // STREAMKIT_HOME, then XDG_DATA_HOME, then HOME decide where the library is.
         let xdg = try TestRun.makeTemporaryDirectory("xdg")
         #expect(await run(["download", url], environment: ["XDG_DATA_HOME": xdg.path]).code == .success)
-        #expect(FileManager.default.fileExists(atPath: xdg.appendingPathComponent("streamkit/library/\(id)/index.m3u8").path))
+        #expect(
+            FileManager.default.fileExists(
+                atPath: xdg.appendingPathComponent("streamkit/library/\(id)/index.m3u8").path))
         let explicit = try TestRun.makeTemporaryDirectory("explicit")
         #expect(
             await run(["download", url], environment: ["STREAMKIT_HOME": explicit.path, "XDG_DATA_HOME": xdg.path]).code
                 == .success)
-        #expect(FileManager.default.fileExists(atPath: explicit.appendingPathComponent("library/\(id)/index.m3u8").path))
+        #expect(
+            FileManager.default.fileExists(atPath: explicit.appendingPathComponent("library/\(id)/index.m3u8").path))
         await nginx.stop()
     }
 
@@ -104,7 +109,9 @@ import Testing
         #expect(failure["status"] as? String == "failed" && failure["httpStatus"] as? Int == 404)
         #expect(failure["url"] as? String == segment && failure["file"] as? String == "video/00003.ts")
 
-        let (gaps, gapOutput, gapError) = await run(["download", url, "--home", home.path, "--skip-broken", "--retries", "0"])
+        let (gaps, gapOutput, gapError) = await run([
+            "download", url, "--home", home.path, "--skip-broken", "--retries", "0",
+        ])
         #expect(gaps == .finishedWithGaps)
         #expect(gapError.contains("warning: skipped video/00003.ts"), "\(gapError)")
         #expect(gapOutput.contains("1 skipped as gaps"), "\(gapOutput)")
@@ -117,10 +124,13 @@ import Testing
     @Test func aMasterWithoutTheAskedLanguageFailsNamingWhatThereIs() async throws {
         let (_, nginx) = try await origin(.hlsMaster)
         let home = try TestRun.makeTemporaryDirectory("home")
-        let (code, _, error) = await run(["download", nginx.url("master.m3u8").absoluteString, "--home", home.path, "--audio", "de"])
+        let (code, _, error) = await run([
+            "download", nginx.url("master.m3u8").absoluteString, "--home", home.path, "--audio", "de",
+        ])
         #expect(code == .failure)
         #expect(error.contains("--audio de matches none of: eng (English), fra (French)"), "\(error)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: home.appendingPathComponent("library").path).isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: home.appendingPathComponent("library").path).isEmpty)
         await nginx.stop()
     }
 
@@ -133,14 +143,19 @@ import Testing
             try FileManager.default.copyItem(
                 at: fixture.directory.appendingPathComponent(file), to: root.appendingPathComponent(file))
         }
-        try FileManager.default.copyItem(at: root.appendingPathComponent("index.m3u8"), to: root.appendingPathComponent("stream"))
+        try FileManager.default.copyItem(
+            at: root.appendingPathComponent("index.m3u8"), to: root.appendingPathComponent("stream"))
         try Data("not a playlist".utf8).write(to: root.appendingPathComponent("notes"))
         let nginx = try await Nginx.static(root: root)
         let out = try TestRun.makeTemporaryDirectory("detect-out")
-        let (code, output, _) = await run(["download", nginx.url("stream").absoluteString, "-o", out.appendingPathComponent("pkg").path])
+        let (code, output, _) = await run([
+            "download", nginx.url("stream").absoluteString, "-o", out.appendingPathComponent("pkg").path,
+        ])
         #expect(code == .success && output.contains("(5 files, "), "\(output)")
         #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("pkg/video/00004.ts").path))
-        let (file, _, _) = await run(["download", nginx.url("notes").absoluteString, "-o", out.appendingPathComponent("notes").path])
+        let (file, _, _) = await run([
+            "download", nginx.url("notes").absoluteString, "-o", out.appendingPathComponent("notes").path,
+        ])
         #expect(file == .success)
         #expect(try Data(contentsOf: out.appendingPathComponent("notes")) == Data("not a playlist".utf8))
 
@@ -154,7 +169,8 @@ import Testing
                 ScriptedTCPResponder.httpResponse(
                     status: 200,
                     headers: [
-                        ("Content-Type", "application/vnd.apple.mpegurl; charset=utf-8"), ("Content-Length", "\(body.count)"),
+                        ("Content-Type", "application/vnd.apple.mpegurl; charset=utf-8"),
+                        ("Content-Length", "\(body.count)"),
                         ("Connection", "close"),
                     ], body: body)),
             .close,

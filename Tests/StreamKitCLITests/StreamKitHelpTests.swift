@@ -24,6 +24,9 @@ import Testing
                   download                Download an HLS stream into a local package that plays offline, or a file; resumes when run again.
                   export                  Write a downloaded HLS package as one .ts or .mp4 file.
 
+                PLAYBACK:
+                  serve                   Serve the library over HTTP for offline playback.
+
                 PLAYLISTS:
                   inspect                 Parse an HLS playlist and summarize it, or print it as JSON.
 
@@ -41,6 +44,8 @@ import Testing
                     streamkit download https://example.com/show/master.m3u8
                   Download a file, resuming if run again:
                     streamkit download https://example.com/talk.mp4 -o talk.mp4
+                  Serve the library for offline playback:
+                    streamkit serve --port 12345
                   Record a live RTMP stream:
                     streamkit rtmp record rtmp://example.com/live/show -o show.flv
 

@@ -13,10 +13,43 @@ public enum HTTPDate {
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = civil(fromDays: days)
         let weekday = weekdays[Int(((days % 7) + 7) % 7)]
-        return String(
-            format: "%@, %02d %@ %04d %02d:%02d:%02d GMT", weekday, day, months[month - 1], year,
-            Int(secondOfDay / 3600),
-            Int(secondOfDay % 3600 / 60), Int(secondOfDay % 60))
+        // Built by hand: `String(format:)` costs more than the rest of a small file's response.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32)
+        bytes += weekday.utf8
+        bytes += [0x2C, 0x20]
+        appendDigits(day, count: 2, to: &bytes)
+        bytes.append(0x20)
+        bytes += months[month - 1].utf8
+        bytes.append(0x20)
+        appendDigits(year, count: 4, to: &bytes)
+        bytes.append(0x20)
+        appendDigits(Int(secondOfDay / 3600), count: 2, to: &bytes)
+        bytes.append(0x3A)
+        appendDigits(Int(secondOfDay % 3600 / 60), count: 2, to: &bytes)
+        bytes.append(0x3A)
+        appendDigits(Int(secondOfDay % 60), count: 2, to: &bytes)
+        bytes += " GMT".utf8
+        return String(unsafeUninitializedCapacity: bytes.count) { buffer in
+            _ = buffer.initialize(from: bytes)
+            return bytes.count
+        }
+    }
+
+    /// `value` in decimal, zero-padded to at least `count` digits (as `%0*d` would write it).
+    private static func appendDigits(_ value: Int, count: Int, to bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(0x2D) }
+        let magnitude = value.magnitude
+        var divisor: UInt = 1
+        var digits = 1
+        while digits < count || magnitude / divisor >= 10 {
+            divisor *= 10
+            digits += 1
+        }
+        while divisor > 0 {
+            bytes.append(UInt8(48 + (magnitude / divisor) % 10))
+            divisor /= 10
+        }
     }
 
     /// Parses an HTTP date in any of the three forms; `nil` when it is not one.

@@ -75,6 +75,17 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence, ExpressibleByDictionary
     /// Compares header names ASCII-case-insensitively without allocating.
     static func equalNames(_ lhs: String, _ rhs: String) -> Bool {
         guard lhs.utf8.count == rhs.utf8.count else { return false }
+        // Contiguous UTF-8 (every native string): compare the bytes directly.
+        if let equal = lhs.utf8.withContiguousStorageIfAvailable({ left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in
+                for index in 0..<left.count where lowerASCII(left[index]) != lowerASCII(right[index]) {
+                    return false
+                }
+                return true
+            }
+        }), let equal {
+            return equal
+        }
         return zip(lhs.utf8, rhs.utf8).allSatisfy { lowerASCII($0) == lowerASCII($1) }
     }
 

@@ -77,6 +77,7 @@ public struct HTTPStatus: RawRepresentable, Hashable, Sendable, CustomStringConv
         case 413: "Content Too Large"
         case 414: "URI Too Long"
         case 416: "Range Not Satisfiable"
+        case 421: "Misdirected Request"
         case 429: "Too Many Requests"
         case 431: "Request Header Fields Too Large"
         case 500: "Internal Server Error"

@@ -1,0 +1,83 @@
+/// The HTML page at `/`: what the library holds, with a link to play each item.
+enum LibraryPage {
+    static func html(items: [MediaLibraryItem]) -> String {
+        var rows = ""
+        for item in items {
+            rows += """
+                <tr><td>\(escape(item.title))</td><td>downloaded</td><td>\(formatSize(item.size))</td>\
+                <td>\(item.duration.map(formatDuration) ?? "")</td>\
+                <td><a href="\(escape(item.playPath))">\(escape(item.entry))</a></td></tr>
+
+                """
+        }
+        let body =
+            items.isEmpty
+            ? "<p>The library is empty. Downloaded items appear here.</p>"
+            : """
+            <table>
+            <thead><tr><th>Title</th><th>State</th><th>Size</th><th>Duration</th><th>Play</th></tr></thead>
+            <tbody>
+            \(rows)</tbody>
+            </table>
+            """
+        return """
+            <!doctype html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <title>StreamKit library</title>
+            <style>
+            body { font-family: system-ui, sans-serif; margin: 2em; }
+            table { border-collapse: collapse; }
+            th, td { padding: 0.3em 1em; text-align: left; border-bottom: 1px solid #ddd; }
+            </style>
+            </head>
+            <body>
+            <h1>StreamKit library</h1>
+            \(body)
+            </body>
+            </html>
+
+            """
+    }
+
+    /// Text safe inside HTML elements and quoted attributes.
+    static func escape(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            switch character {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "'": result += "&#39;"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// `512 B`, `3.4 KiB`, `12.3 MiB`, `1.2 GiB`.
+    static func formatSize(_ bytes: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        if unit == 0 { return "\(bytes) B" }
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10) \(units[unit])"
+    }
+
+    /// `0:42`, `12:03`, `1:02:03`.
+    static func formatDuration(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        let hours = total / 3600
+        let minutes = total % 3600 / 60
+        let rest = total % 60
+        func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return hours > 0 ? "\(hours):\(twoDigits(minutes)):\(twoDigits(rest))" : "\(minutes):\(twoDigits(rest))"
+    }
+}

@@ -1,0 +1,92 @@
+import Core
+import HTTP
+
+/// The offline media server: the library under `/library/ID/...`, the library page at `/`, and
+/// whatever routes the caller adds (the caching proxy's `/proxy/...`, the queue's `/api/...`).
+///
+/// ```swift
+/// let server = try MediaServer.start(configuration: .init(libraryRoot: "/path/to/library"))
+/// print(server.baseURL, server.accessToken)
+/// await server.shutdown()
+/// ```
+public final class MediaServer: Sendable {
+    /// Where the library is and how the HTTP server listens.
+    public struct Configuration: Sendable {
+        /// The library directory: one folder per item.
+        public var libraryRoot: String
+        /// The HTTP server's address, limits, allowed hosts and origins.
+        public var http: HTTPServerConfiguration
+
+        /// Serves `libraryRoot` with the HTTP settings `http` (loopback, a free port by default).
+        public init(libraryRoot: String, http: HTTPServerConfiguration = HTTPServerConfiguration()) {
+            self.libraryRoot = libraryRoot
+            self.http = http
+        }
+    }
+
+    /// The running HTTP server.
+    public let http: HTTPServer
+    /// The library it serves.
+    public let library: MediaLibrary
+
+    private init(http: HTTPServer, library: MediaLibrary) {
+        self.http = http
+        self.library = library
+    }
+
+    /// `http://127.0.0.1:PORT/`.
+    public var baseURL: String { http.baseURL }
+    /// The port.
+    public var port: UInt16 { http.port }
+    /// The token routes that change state require (`Authorization: Bearer TOKEN`).
+    public var accessToken: String { http.accessToken }
+
+    /// Starts serving.
+    ///
+    /// - Parameters:
+    ///   - configuration: The library and the HTTP settings.
+    ///   - additionalRoutes: Routes tried after the library's own.
+    ///   - logger: Where the server reports.
+    /// - Throws: ``SystemError`` when the library is not a directory or the address cannot be bound.
+    public static func start(
+        configuration: Configuration, additionalRoutes: HTTPRouter = HTTPRouter(), logger: Logger = .disabled
+    ) throws -> MediaServer {
+        let library = try MediaLibrary(root: configuration.libraryRoot)
+        var router = try routes(for: library)
+        router.append(contentsOf: additionalRoutes)
+        let http = try HTTPServer.start(configuration: configuration.http, router: router, logger: logger)
+        return MediaServer(http: http, library: library)
+    }
+
+    /// The library's routes, for composing into another router.
+    public static func routes(for library: MediaLibrary) throws -> HTTPRouter {
+        let files = try HTTPStaticFileResponder(root: library.root)
+        var router = HTTPRouter()
+        router.get("/") { _ in
+            .html(LibraryPage.html(items: try library.items()))
+        }
+        router.get("/library") { _ in .redirect(to: "/") }
+        router.get("/library/:id") { request in
+            .redirect(to: "/library/\(request.rawRouteParameter("id") ?? "")/\(MediaLibrary.entryName)")
+        }
+        // Static files never wait on anything but the local disk's metadata: answered on the loop.
+        router.add(
+            .get, "/library/:id/*path",
+            runsOnEventLoop: { request in
+                if request.rawRouteParameter("path")?.isEmpty ?? true { return .redirect(to: MediaLibrary.entryName) }
+                // The item and the path inside it: the request's path after `/library/`, as sent.
+                return files.respond(to: request, rawPath: String(request.path.dropFirst("/library/".count)))
+            })
+        return router
+    }
+
+    /// Stops accepting and finishes the responses in flight (up to `gracePeriod`).
+    public func shutdown(gracePeriod: Duration = .seconds(10)) async {
+        await http.shutdown(gracePeriod: gracePeriod)
+    }
+
+    /// Returns once the server has stopped.
+    public func waitUntilStopped() async {
+        await http.waitUntilStopped()
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import HTTP
+import MediaServer
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `streamkit serve`: the library over HTTP on 127.0.0.1 until Ctrl-C.
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the library over HTTP for offline playback.",
+        discussion: """
+            Serves every downloaded item under /library/ID/index.m3u8 and a page listing them at /,
+            on 127.0.0.1 unless --host says otherwise. Prints the base URL and the access token that
+            routes changing state require, then runs until Ctrl-C: the first Ctrl-C (or SIGTERM)
+            finishes the responses in flight and exits 0; a second one stops at once and exits 130.
+            """,
+        examples: [
+            .init("Serve the library on the default port", "streamkit serve"),
+            .init("Serve a directory on a free port", "streamkit serve --root ~/Videos/hls --port 0"),
+        ],
+        group: "Playback")
+
+    @Option(valueName: "dir", help: "The library to serve (default: $STREAMKIT_HOME/library).")
+    var root: String?
+    @Option(
+        valueName: "dir",
+        help: "StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).")
+    var home: String?
+    @Option(valueName: "address", help: "The address to listen on; not loopback: reachable from the network.")
+    var host = "127.0.0.1"
+    @Option(help: "The port to listen on; 0 picks a free one.") var port = 12345
+    @Option(
+        name: "allow-origin", valueName: "origin", help: "A web origin whose pages may fetch from the server (CORS).")
+    var allowedOrigins: [String] = []
+    @Option(name: "host-name", valueName: "name", help: "Another name clients may use for this server in Host.")
+    var hostNames: [String] = []
+
+    init() {}
+
+    mutating func validate() throws {
+        guard (0...65_535).contains(port) else {
+            throw ValidationError("--port must be between 0 and 65535, got \(port)")
+        }
+        guard HTTPServerConfiguration.isValidHost(host) else {
+            throw ValidationError("--host must be an IP address or localhost, got '\(host)'")
+        }
+        if let root {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("--root: '\(root)' is not a directory")
+            }
+        }
+        for origin in allowedOrigins where !(origin.hasPrefix("http://") || origin.hasPrefix("https://")) {
+            throw ValidationError("--allow-origin takes an origin such as http://example.com:8080, got '\(origin)'")
+        }
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let libraryRoot: String
+        if let root {
+            libraryRoot = root
+        } else {
+            libraryRoot = StreamKitHome.library(
+                in: StreamKitHome.resolve(override: home, environment: context.environment))
+            try FileManager.default.createDirectory(atPath: libraryRoot, withIntermediateDirectories: true)
+        }
+        Self.raiseDescriptorLimit()
+        var http = HTTPServerConfiguration(host: host, port: UInt16(port))
+        http.allowedOrigins = allowedOrigins
+        http.hostNames = hostNames
+
+        let server: MediaServer
+        do {
+            server = try MediaServer.start(configuration: .init(libraryRoot: libraryRoot, http: http))
+        } catch {
+            context.writeError("error: cannot serve on \(host):\(port): \(error)\n")
+            throw ExitCode.failure
+        }
+        let watcher = SignalWatcher()
+        defer { watcher.cancel() }
+        if server.http.isReachableFromNetwork {
+            context.writeError(
+                "warning: listening on \(host):\(server.port): the library is reachable from other machines\n")
+        }
+        context.write(
+            """
+            Serving \(server.library.root)
+            URL: \(server.baseURL)
+            Token: \(server.accessToken)
+            Press Ctrl-C to stop.
+
+            """)
+
+        let signals = watcher.signals
+        let stopRequests = Task { () -> Int in
+            var count = 0
+            for await _ in signals {
+                count += 1
+                if count == 1 {
+                    context.write("Stopping: finishing responses in flight (Ctrl-C again to stop at once).\n")
+                    server.http.beginShutdown(gracePeriod: .seconds(10))
+                } else {
+                    server.http.beginShutdown(gracePeriod: .zero)
+                    break
+                }
+            }
+            return count
+        }
+        await server.waitUntilStopped()
+        stopRequests.cancel()
+        let forced = await stopRequests.value > 1
+        context.write("Stopped.\n")
+        if forced { throw ExitCode.interrupted }
+    }
+
+    /// Lets the server hold as many connections as its limit allows: the soft descriptor limit is
+    /// often 1024, below what the server accepts; the hard limit is the ceiling (at most 65536).
+    private static func raiseDescriptorLimit() {
+        #if canImport(Glibc)
+        let resource = Int32(RLIMIT_NOFILE.rawValue)
+        #else
+        let resource = RLIMIT_NOFILE
+        #endif
+        var limit = rlimit()
+        guard getrlimit(resource, &limit) == 0 else { return }
+        let wanted = min(limit.rlim_max, 65_536)
+        guard limit.rlim_cur < wanted else { return }
+        limit.rlim_cur = wanted
+        _ = setrlimit(resource, &limit)
+    }
+}

@@ -1,0 +1,236 @@
+import Foundation
+import StreamKitCLI
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `streamkit serve`: help, usage errors, the home directory, and the real process's lifetime.
+@Suite struct ServeCommandTests {
+    private func run(_ arguments: [String], environment: [String: String] = [:]) async -> (ExitCode, String, String) {
+        let context = CommandContext.capturing(environment: environment)
+        let code = await CommandRunner.run(StreamKitCommand.self, arguments: arguments, context: context)
+        return (code, context.output.text, context.errorOutput.text)
+    }
+
+    @Test func helpSnapshot() async {
+        let (code, output, _) = await run(["serve", "--help"])
+        #expect(code == .success)
+        #expect(
+            output == """
+                OVERVIEW: Serve the library over HTTP for offline playback.
+
+                Serves every downloaded item under /library/ID/index.m3u8 and a page listing them at /,
+                on 127.0.0.1 unless --host says otherwise. Prints the base URL and the access token that
+                routes changing state require, then runs until Ctrl-C: the first Ctrl-C (or SIGTERM)
+                finishes the responses in flight and exits 0; a second one stops at once and exits 130.
+
+                USAGE: streamkit serve [--root <dir>] [--home <dir>] [--host <address>] [--port <port>] [--allow-origin <origin> ...] [--host-name <name> ...]
+
+                OPTIONS:
+                  --root <dir>            The library to serve (default: $STREAMKIT_HOME/library).
+                  --home <dir>            StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).
+                  --host <address>        The address to listen on; not loopback: reachable from the network. (default: 127.0.0.1)
+                  --port <port>           The port to listen on; 0 picks a free one. (default: 12345)
+                  --allow-origin <origin>
+                                          A web origin whose pages may fetch from the server (CORS).
+                  --host-name <name>      Another name clients may use for this server in Host.
+                  -h, --help              Show help information.
+
+                EXAMPLES:
+                  Serve the library on the default port:
+                    streamkit serve
+                  Serve a directory on a free port:
+                    streamkit serve --root ~/Videos/hls --port 0
+
+                """)
+        let (_, viaHelp, _) = await run(["help", "serve"])
+        #expect(viaHelp == output)
+    }
+
+    @Test(arguments: [
+        (["serve", "--port", "70000"], "--port must be between 0 and 65535, got 70000"),
+        (["serve", "--port", "-1"], "--port must be between 0 and 65535, got -1"),
+        (["serve", "--port", "http"], "invalid value 'http' for --port: expected an integer"),
+        (["serve", "--host", "example.com"], "--host must be an IP address or localhost, got 'example.com'"),
+        (
+            ["serve", "--root", "/nonexistent/streamkit-library"],
+            "--root: '/nonexistent/streamkit-library' is not a directory"
+        ),
+        (
+            ["serve", "--allow-origin", "example.com"],
+            "--allow-origin takes an origin such as http://example.com:8080, got 'example.com'"
+        ),
+        (["serve", "--bogus"], "unknown option '--bogus'"),
+        (["serve", "extra"], "unexpected argument 'extra'"),
+    ])
+    func usageErrorsExit64(arguments: [String], message: String) async {
+        let (code, output, error) = await run(arguments)
+        #expect(code == .usage)
+        #expect(output.isEmpty)
+        #expect(error.hasPrefix("error: \(message)\n"), "stderr was: \(error)")
+        #expect(error.contains("usage: streamkit serve"))
+    }
+
+    @Test func homeResolvesFromOptionEnvironmentXDGAndHOME() {
+        #expect(StreamKitHome.resolve(override: "/a", environment: ["STREAMKIT_HOME": "/b"]) == "/a")
+        #expect(
+            StreamKitHome.resolve(override: nil, environment: ["STREAMKIT_HOME": "/b", "XDG_DATA_HOME": "/c"]) == "/b")
+        #expect(
+            StreamKitHome.resolve(override: nil, environment: ["XDG_DATA_HOME": "/c", "HOME": "/h"]) == "/c/streamkit")
+        #expect(StreamKitHome.resolve(override: nil, environment: ["HOME": "/h"]) == "/h/.local/share/streamkit")
+        #expect(
+            StreamKitHome.resolve(override: nil, environment: ["STREAMKIT_HOME": "", "HOME": "/h"])
+                == "/h/.local/share/streamkit")
+        #expect(StreamKitHome.library(in: "/h/s") == "/h/s/library")
+    }
+
+    @Test func aTakenPortFailsWithExitCode1NamingTheAddress() async throws {
+        let root = try TestRun.makeTemporaryDirectory("serve-taken")
+        let blocker = try ListeningSocket()
+        let (code, output, error) = await run(["serve", "--root", root.path, "--port", "\(blocker.port)"])
+        #expect(code == .failure)
+        #expect(output.isEmpty)
+        #expect(error.contains("cannot serve on 127.0.0.1:\(blocker.port)"), "stderr was: \(error)")
+        #expect(error.contains("Address already in use"))
+    }
+
+    @Test func theProcessPrintsItsURLAndTokenAndFinishesTheResponseInFlightOnCtrlC() async throws {
+        let root = try TestRun.makeTemporaryDirectory("serve-process")
+        let item = root.appendingPathComponent("movie")
+        try FileManager.default.createDirectory(at: item, withIntermediateDirectories: true)
+        try "#EXTM3U\n".write(to: item.appendingPathComponent("index.m3u8"), atomically: true, encoding: .utf8)
+        let size = 4 << 20
+        try Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(
+            to: item.appendingPathComponent("big.ts"))
+
+        let server = try await ServeProcess.start(arguments: ["--root", root.path, "--port", "0"])
+        #expect(server.output.contains("Serving \(root.resolvingSymlinksInPath().path)\n"))
+        #expect(server.token.count == 32)
+
+        // A slow reader keeps the big response in flight while the server is told to stop.
+        let port = server.port
+        let connection = try RawHTTPConnection(port: port, receiveBufferSize: 4096)
+        try connection.send("GET /library/movie/big.ts HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+        let first = try connection.readSome(1000)
+        #expect(String(decoding: first, as: UTF8.self).hasPrefix("HTTP/1.1 200 OK"))
+        server.process.signal(SIGINT)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(server.process.isRunning, "the server must wait for the response in flight")
+        #expect(await LocalNetwork.waitUntilStoppedListening(port: port), "no new connections after Ctrl-C")
+
+        let rest = try await runBlocking { connection.readToEnd() }
+        let headEnd = (first + rest).firstRange(of: Array("\r\n\r\n".utf8))!.upperBound
+        #expect((first + rest).count - headEnd == size, "the whole body arrives")
+        let status = try await server.process.wait(timeout: .seconds(10))
+        #expect(status == 0)
+        #expect(server.process.standardOutput.hasSuffix("Stopped.\n"))
+    }
+
+    @Test func aSecondCtrlCStopsAtOnceWithExitCode130() async throws {
+        let root = try TestRun.makeTemporaryDirectory("serve-forced")
+        let item = root.appendingPathComponent("movie")
+        try FileManager.default.createDirectory(at: item, withIntermediateDirectories: true)
+        try Data(count: 32 << 20).write(to: item.appendingPathComponent("big.ts"))
+        let server = try await ServeProcess.start(arguments: ["--root", root.path, "--port", "0"])
+        let connection = try RawHTTPConnection(port: server.port, receiveBufferSize: 4096)
+        try connection.send("GET /library/movie/big.ts HTTP/1.1\r\nHost: localhost:\(server.port)\r\n\r\n")
+        _ = try connection.readSome(100)
+        server.process.signal(SIGINT)
+        #expect(await server.waitForOutput("Stopping:"))
+        #expect(server.process.isRunning)
+        server.process.signal(SIGINT)
+        let status = try await server.process.wait(timeout: .seconds(5))
+        #expect(status == 130)
+        let received = try await runBlocking { connection.readToEnd() }
+        #expect(received.count < 32 << 20, "the stalled response was cut off")
+    }
+
+    @Test func theDefaultLibraryIsCreatedUnderTheHomeDirectory() async throws {
+        let home = try TestRun.makeTemporaryDirectory("serve-home")
+        let server = try await ServeProcess.start(
+            arguments: ["--port", "0"], environment: ["STREAMKIT_HOME": home.path])
+        let library = home.appendingPathComponent("library").resolvingSymlinksInPath().path
+        #expect(server.output.contains("Serving \(library)\n"))
+        var isDirectory: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: library, isDirectory: &isDirectory) && isDirectory.boolValue)
+        let page = try await runBlocking { () -> RawHTTPResponse in
+            let connection = try RawHTTPConnection(port: server.port)
+            try connection.send("GET / HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\n")
+            return try connection.readResponse()
+        }
+        #expect(page.status == 200 && page.text.contains("The library is empty"))
+        server.process.signal(SIGTERM)
+        #expect(try await server.process.wait(timeout: .seconds(10)) == 0)
+    }
+}
+
+/// `streamkit serve` running as a child process, its URL and token read from its output.
+private struct ServeProcess {
+    let process: ChildProcess
+    let output: String
+    let port: UInt16
+    let token: String
+
+    static func start(arguments: [String], environment: [String: String] = [:]) async throws -> ServeProcess {
+        let process = try ChildProcess(
+            executable: try BuiltProducts.executable("streamkit"), arguments: ["serve"] + arguments,
+            environment: environment, logName: "streamkit-serve")
+        let deadline = ContinuousClock.now + .seconds(20)
+        var text = ""
+        while ContinuousClock.now < deadline && !text.contains("Press Ctrl-C") && process.isRunning {
+            try await Task.sleep(for: .milliseconds(10))
+            text = process.standardOutput
+        }
+        guard let urlLine = text.split(separator: "\n").first(where: { $0.hasPrefix("URL: ") }),
+            let portText = urlLine.split(separator: ":").last?.dropLast(), let port = UInt16(portText),
+            let tokenLine = text.split(separator: "\n").first(where: { $0.hasPrefix("Token: ") })
+        else { throw TestSupportError("serve did not start: \(text)\n\(process.standardError)") }
+        return ServeProcess(
+            process: process, output: text, port: port, token: String(tokenLine.dropFirst("Token: ".count)))
+    }
+}
+
+extension ServeProcess {
+    /// Waits until the process has printed `text`.
+    func waitForOutput(_ text: String, timeout: Duration = .seconds(10)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if process.standardOutput.contains(text) { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+}
+
+/// A socket listening on a free loopback port, to make that port taken.
+private final class ListeningSocket {
+    let descriptor: Int32
+    let port: UInt16
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
+                bind(descriptor, pointer, length) == 0 && listen(descriptor, 1) == 0
+                    && getsockname(descriptor, pointer, &length) == 0
+            }
+        }
+        guard bound else {
+            close(descriptor)
+            throw TestSupportError("cannot listen: \(String(cString: strerror(errno)))")
+        }
+        self.descriptor = descriptor
+        port = UInt16(bigEndian: address.sin_port)
+    }
+
+    deinit { close(descriptor) }
+}
