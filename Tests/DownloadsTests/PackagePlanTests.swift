@@ -392,6 +392,44 @@ import Testing
         #expect(PackageLayout.isContained(".streamkit/video.m3u8") && PackageLayout.isContained("audio-fr/00001.aac"))
     }
 
+    @Test func aCodecFilterChoosesAmongItsVariantsOnly() throws {
+        let master = try #require(
+            try Playlist.parse(
+                """
+                #EXTM3U
+                #EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360,CODECS="avc1.4d401e,mp4a.40.2"
+                avc-low.m3u8
+                #EXT-X-STREAM-INF:BANDWIDTH=3000000,RESOLUTION=1920x1080,CODECS="avc1.640028,mp4a.40.2"
+                avc-high.m3u8
+                #EXT-X-STREAM-INF:BANDWIDTH=2000000,RESOLUTION=1920x1080,CODECS="hvc1.2.4.L123.B0,mp4a.40.2"
+                hevc.m3u8
+                """
+            ).playlist.multivariant)
+        let base = "https://h/m/master.m3u8"
+        func chosen(_ selection: HLSSelection) throws(HLSDownloadError) -> String {
+            try RenditionSelector.choose(from: master, masterURL: base, selection: selection).variant.uri
+        }
+        #expect(try chosen(HLSSelection()) == "avc-high.m3u8")
+        #expect(try chosen(HLSSelection(codecs: ["hvc1"])) == "hevc.m3u8")
+        #expect(try chosen(HLSSelection(variant: .maximumBandwidth(1_000_000), codecs: ["AVC1"])) == "avc-low.m3u8")
+        #expect(try chosen(HLSSelection(codecs: ["av01", "hvc1"])) == "hevc.m3u8")
+        do {
+            _ = try chosen(HLSSelection(codecs: ["av01"]))
+            Issue.record("an AV1 filter matched")
+        } catch {
+            #expect(error.kind == .noMatchingVariant)
+            #expect("\(error)".contains("with codec av01") && "\(error)".contains("hvc1.2.4.L123.B0"), "\(error)")
+        }
+        // The filter is part of the package's identity only when given.
+        let plain = HLSDownloadJob.packageID(source: base, selection: HLSSelection(), decrypt: false)
+        #expect(HLSDownloadJob.packageID(source: base, selection: HLSSelection(codecs: []), decrypt: false) == plain)
+        #expect(
+            HLSDownloadJob.packageID(source: base, selection: HLSSelection(codecs: ["hvc1"]), decrypt: false) != plain)
+        let decoded = try JSONDecoder().decode(
+            HLSSelection.self, from: try JSONEncoder().encode(HLSSelection(codecs: ["hvc1"])))
+        #expect(decoded.codecs == ["hvc1"])
+    }
+
     @Test func selectionTakesTheBestVariantDefaultAudioAndAllSubtitles() throws {
         let master = try #require(
             try Playlist.parse(

@@ -35,7 +35,7 @@ import Testing
                 validator in FILE.streamkit-resume. Ctrl-C stops cleanly and exits 130 (a live recording
                 is finished instead and exits 0). Play a package with `streamkit serve`.
 
-                USAGE: streamkit download <url> [--output <path>] [--variant <variant>] [--audio <audio>] [--subs <subs>] [--connections <n>] [--decrypt] [--skip-broken] [--limit-rate <rate>] [--header <header> ...] [--live-duration <seconds>] [--max-segments <count>] [--home <dir>] [--retries <count>] [--json]
+                USAGE: streamkit download <url> [--output <path>] [--variant <variant>] [--codec <codecs>] [--audio <audio>] [--subs <subs>] [--connections <n>] [--decrypt] [--skip-broken] [--limit-rate <rate>] [--header <header> ...] [--live-duration <seconds>] [--max-segments <count>] [--home <dir>] [--retries <count>] [--json]
 
                 ARGUMENTS:
                   <url>                   The http or https URL to download.
@@ -43,6 +43,7 @@ import Testing
                 OPTIONS:
                   -o, --output <path>     HLS: the package folder. A file: the file to write, or a directory to write it into.
                   --variant <variant>     HLS variant: best, worst, a bandwidth cap (1500k, 2M) or WxH. (default: best)
+                  --codec <codecs>        HLS: only variants with one of these codecs (comma-separated prefixes: avc1, hvc1, av01).
                   --audio <audio>         HLS audio renditions: auto (the default one), all, none, a language, name:NAME. (default: auto)
                   --subs <subs>           HLS subtitles: all, none, a language, name:NAME. (default: all)
                   -j, --connections <n>   HLS transfers at once. (default: 8)

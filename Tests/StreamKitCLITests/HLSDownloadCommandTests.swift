@@ -129,6 +129,12 @@ import Testing
         ])
         #expect(code == .failure)
         #expect(error.contains("--audio de matches none of: eng (English), fra (French)"), "\(error)")
+        // The fixture's variants are all H.264: an HEVC filter matches none, and says what there is.
+        let (codecCode, _, codecError) = await run([
+            "download", nginx.url("master.m3u8").absoluteString, "--home", home.path, "--codec", "hvc1,hev1",
+        ])
+        #expect(codecCode == .failure)
+        #expect(codecError.contains("with codec hvc1 or hev1") && codecError.contains("avc1."), "\(codecError)")
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: home.appendingPathComponent("library").path).isEmpty)
         await nginx.stop()

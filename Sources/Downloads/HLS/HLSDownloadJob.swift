@@ -12,20 +12,24 @@ public struct HLSSelection: Hashable, Sendable {
     public var audio: RenditionPreference
     /// The variant's subtitle renditions (default: all of them).
     public var subtitles: RenditionPreference
+    /// Only variants whose CODECS name a codec starting with one of these (`avc1`, `hvc1`, `av01`);
+    /// any variant when empty (the default).
+    public var codecs: [String]
 
     /// Creates a selection.
     public init(
         variant: VariantPreference = .best, audio: RenditionPreference = .automatic,
-        subtitles: RenditionPreference = .all
+        subtitles: RenditionPreference = .all, codecs: [String] = []
     ) {
         self.variant = variant
         self.audio = audio
         self.subtitles = subtitles
+        self.codecs = codecs
     }
 }
 
 extension HLSSelection: Codable {
-    private enum CodingKeys: String, CodingKey { case variant, audio, subtitles }
+    private enum CodingKeys: String, CodingKey { case variant, audio, subtitles, codecs }
 
     /// Decodes the words written by ``encode(to:)``.
     public init(from decoder: any Decoder) throws {
@@ -40,6 +44,7 @@ extension HLSSelection: Codable {
         variant = try word(.variant, VariantPreference.init)
         audio = try word(.audio, RenditionPreference.init)
         subtitles = try word(.subtitles, RenditionPreference.init)
+        codecs = try container.decodeIfPresent([String].self, forKey: .codecs) ?? []
     }
 
     /// Encodes each preference as its command-line word (`best`, `auto`, `all`, `fr`, `name:…`).
@@ -48,6 +53,7 @@ extension HLSSelection: Codable {
         try container.encode(variant.description, forKey: .variant)
         try container.encode(audio.description, forKey: .audio)
         try container.encode(subtitles.description, forKey: .subtitles)
+        if !codecs.isEmpty { try container.encode(codecs, forKey: .codecs) }
     }
 }
 
@@ -136,10 +142,13 @@ public struct HLSDownloadJob: Hashable, Sendable {
     ///   - decrypt: Whether AES-128 segments are stored decrypted.
     /// - Returns: The id, such as `3f2a9c1b7d4e5f60`.
     public static func packageID(source: String, selection: HLSSelection, decrypt: Bool) -> String {
-        let text = [
-            "streamkit-hls-package-1", source, selection.variant.description, selection.audio.description,
-            selection.subtitles.description, decrypt ? "decrypt" : "as-is",
-        ].joined(separator: "\n")
+        let text =
+            [
+                "streamkit-hls-package-1", source, selection.variant.description, selection.audio.description,
+                selection.subtitles.description, decrypt ? "decrypt" : "as-is",
+            ].joined(separator: "\n")
+            // A codec filter joins the identity only when given, so older package ids stay the same.
+            + (selection.codecs.isEmpty ? "" : "\ncodecs:" + selection.codecs.joined(separator: ","))
         return String(SHA256.hash(Array(text.utf8)).hexString.prefix(16))
     }
 

@@ -34,15 +34,19 @@ struct RenditionSelector {
     static func choose(
         from master: MultivariantPlaylist, masterURL: String, selection: HLSSelection
     ) throws(HLSDownloadError) -> Choice {
-        guard let variant = master.selectVariant(selection.variant) else {
+        guard let variant = master.selectVariant(selection.variant, codecs: selection.codecs) else {
             let available = master.variants.map { variant in
-                "\(variant.bandwidth)" + (variant.resolution.map { " (\($0))" } ?? "")
+                "\(variant.bandwidth)" + (variant.resolution.map { " \($0)" } ?? "")
+                    + (variant.codecs.map { " \($0)" } ?? "")
             }
+            let wanted =
+                "'\(selection.variant)'"
+                + (selection.codecs.isEmpty ? "" : " with codec " + selection.codecs.joined(separator: " or "))
             throw HLSDownloadError(
                 .noMatchingVariant, url: masterURL,
                 detail: master.variants.isEmpty
                     ? "the playlist lists no variant stream"
-                    : "no variant fits '\(selection.variant)'; variants: \(available.joined(separator: ", "))")
+                    : "no variant fits \(wanted); variants: \(available.joined(separator: ", "))")
         }
         var renditions: [SelectedRendition] = []
         var taken: Set<String> = []

@@ -50,6 +50,10 @@ struct DownloadCommand: ParsableCommand {
     var output: String?
     @Option(valueName: "variant", help: "HLS variant: best, worst, a bandwidth cap (1500k, 2M) or WxH.")
     var variant = "best"
+    @Option(
+        name: "codec", valueName: "codecs",
+        help: "HLS: only variants with one of these codecs (comma-separated prefixes: avc1, hvc1, av01).")
+    var codecs: String?
     @Option(valueName: "audio", help: "HLS audio renditions: auto (the default one), all, none, a language, name:NAME.")
     var audio = "auto"
     @Option(valueName: "subs", help: "HLS subtitles: all, none, a language, name:NAME.") var subs = "all"
@@ -154,12 +158,17 @@ struct DownloadCommand: ParsableCommand {
         }
     }
 
+    /// `--codec avc1,hvc1` as a list of prefixes.
+    private var codecList: [String] {
+        (codecs ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
     private func runHLS(
         _ context: CommandContext, client: HTTPClient, headers: HTTPHeaders, retry: HTTPClientRetryPolicy
     ) async throws {
         let selection = HLSSelection(
             variant: VariantPreference(variant) ?? .best, audio: RenditionPreference(audio) ?? .automatic,
-            subtitles: RenditionPreference(subs) ?? .all)
+            subtitles: RenditionPreference(subs) ?? .all, codecs: codecList)
         let id = HLSDownloadJob.packageID(source: url, selection: selection, decrypt: decrypt)
         let inLibrary = output == nil
         let directory: URL
