@@ -3,6 +3,7 @@
 #
 #   bench/hls-download.sh                 # throttled once, unthrottled 3 rounds
 #   ROUNDS=5 SKIP_SLOW=1 bench/hls-download.sh
+#   FAST_ONLY=1 ROUNDS=5 bench/hls-download.sh   # only (b), the unthrottled comparison
 #
 # Input: 120 real H.264/AAC TS segments of about 2 MB (12 encoded by ffmpeg, each served under 10
 # names), one media playlist, nginx on 127.0.0.1.
@@ -56,7 +57,7 @@ ffmpeg -v error -f lavfi -i "testsrc2=size=1280x720:rate=25" -f lavfi -i "sine=f
 total_bytes=$(cat "$work"/www/seg*.ts | wc -c)
 echo "$segments segments, $total_bytes bytes" >&2
 
-start_nginx() {  # name, limit ("0" for none)
+start_nginx() {  # name, limit ("0" for none); sets $url
     local name=$1 limit=$2 port
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     mkdir -p "$work/$name"
@@ -75,13 +76,13 @@ http {
     server { listen 127.0.0.1:$port; location / { root $work/www; limit_rate $limit; } }
 }
 CONF
-    nginx -p "$work/$name" -c "$work/$name/nginx.conf" -e "$work/$name/error.log" &
+    nginx -p "$work/$name" -c "$work/$name/nginx.conf" -e "$work/$name/error.log" > /dev/null 2>&1 &
     nginx_pids+=($!)
     for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/index.m3u8" && break; sleep 0.05; done
-    echo "http://127.0.0.1:$port/index.m3u8"
+    url="http://127.0.0.1:$port/index.m3u8"
 }
-throttled=$(start_nginx throttled 512k)
-fast=$(start_nginx fast 0)
+start_nginx throttled 512k; throttled=$url
+start_nginx fast 0; fast=$url
 
 results="$work/results.jsonl"
 measure() { bench/measure.py --label "$1" -- "${@:2}" | tee -a "$results" >&2; }
@@ -101,12 +102,15 @@ streamkit() { measure "$1" "$bin/streamkit" download "$2" -j 8 -o "$work/out/pac
 ytdlp_run() { measure "$1" "$ytdlp" -q --no-progress --fixup never --no-part -o "$work/out/yt.ts" "${@:3}" "$2"; rm -f "$work/out/yt.ts"; }
 
 echo "load before: $(uptime)" >&2
-echo "(a) throttled ..." >&2
-streamkit throttled-streamkit-j8 "$throttled"; verify_package "$work/out/package"
-ytdlp_run throttled-ytdlp-N8 "$throttled" --concurrent-fragments 8
-if [ -z "${SKIP_SLOW:-}" ]; then
-    ytdlp_run throttled-ytdlp-default "$throttled"
-    measure throttled-ffmpeg-copy ffmpeg -v error -i "$throttled" -c copy -y "$work/out/ff.ts"; rm -f "$work/out/ff.ts"
+if [ -z "${FAST_ONLY:-}" ]; then
+    echo "(a) throttled ..." >&2
+    streamkit throttled-streamkit-j8 "$throttled"; verify_package "$work/out/package"
+    ytdlp_run throttled-ytdlp-N8 "$throttled" --concurrent-fragments 8
+    if [ -z "${SKIP_SLOW:-}" ]; then
+        ytdlp_run throttled-ytdlp-default "$throttled"
+        measure throttled-ffmpeg-copy ffmpeg -v error -i "$throttled" -c copy -y "$work/out/ff.ts"
+        rm -f "$work/out/ff.ts"
+    fi
 fi
 echo "(b) unthrottled ..." >&2
 for _ in $(seq "$rounds"); do
@@ -129,11 +133,16 @@ print(f"{'run':<26} {'wall s':>8} {'CPU s':>8} {'RSS MB':>8}")
 for label in by:
     print(f"{label:<26} {med(label,'wall_s'):>8.2f} {med(label,'cpu_s'):>8.2f} {med(label,'max_rss_mb'):>8.1f}")
 limit = total / (8 * 512 * 1024)
+# nginx lets each response run a second ahead of its rate (limit_rate counts from one second
+# before the request), so 8 connections taking 120 segments in turn can finish 15 s sooner.
+burst_limit = limit - (segments_count := 120) / 8
 print()
-print(f"{total / 1e6:.0f} MB; physical limit at 8 x 512 KiB/s: {limit:.1f} s")
-ours = med("throttled-streamkit-j8", "wall_s")
-print(f"(a) streamkit / limit:             {ours / limit:.3f}  (target <= 1.03)")
-print(f"    yt-dlp -N 8 / limit:           {med('throttled-ytdlp-N8','wall_s') / limit:.3f}")
+print(f"{total / 1e6:.0f} MB; physical limit at 8 x 512 KiB/s: {limit:.1f} s ({burst_limit:.1f} s with nginx's one-second burst a response)")
+if "throttled-streamkit-j8" in by:
+    ours = med("throttled-streamkit-j8", "wall_s")
+    print(f"(a) streamkit / limit:             {ours / limit:.3f}  (target <= 1.03; {ours / burst_limit:.3f} of the burst limit)")
+    print(f"    yt-dlp -N 8 / limit:           {med('throttled-ytdlp-N8','wall_s') / limit:.3f}")
+    print(f"    streamkit / yt-dlp -N 8:       {ours / med('throttled-ytdlp-N8','wall_s'):.3f}")
 if "throttled-ytdlp-default" in by:
     print(f"    streamkit / yt-dlp default:    {ours / med('throttled-ytdlp-default','wall_s'):.3f}  (target <= 0.15)")
     print(f"    streamkit / ffmpeg -c copy:    {ours / med('throttled-ffmpeg-copy','wall_s'):.3f}")

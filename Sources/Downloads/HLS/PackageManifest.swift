@@ -139,31 +139,10 @@ enum PackageStore {
 
     /// Writes `data` to a temporary name next to `url`, then renames it into place.
     static func writeAtomically(_ data: Data, to url: URL) throws(HLSDownloadError) {
-        let temporary = url.path + PackageLayout.temporarySuffix
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw HLSDownloadError(
-                .writeFailed, path: url.lastPathComponent, detail: "\(SystemError.current("open", subject: temporary))")
-        }
-        var failure: SystemError?
-        data.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let written = write(descriptor, buffer.baseAddress! + done, buffer.count - done)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = SystemError.current("write", subject: temporary)
-                    return
-                }
-                done += written
-            }
-        }
-        close(descriptor)
-        if let failure { throw HLSDownloadError(.writeFailed, path: url.lastPathComponent, detail: "\(failure)") }
-        guard rename(temporary, url.path) == 0 else {
-            throw HLSDownloadError(
-                .writeFailed, path: url.lastPathComponent, detail: "\(SystemError.current("rename", subject: url.path))"
-            )
+        do {
+            try AtomicFile.write(data, to: url.path, temporaryPath: url.path + PackageLayout.temporarySuffix)
+        } catch {
+            throw HLSDownloadError(.writeFailed, path: url.lastPathComponent, detail: "\(error)")
         }
     }
 

@@ -305,7 +305,9 @@ private struct FileDownloadRunner {
     private func save(_ record: ResumeRecord) throws {
         do {
             let data = try JSONEncoder().encode(record)
-            try data.write(to: recordPath, options: .atomic)
+            // Replaced whole, without Foundation's fsync (one per file would cost an HLS download a
+            // sync per segment); a record torn by a power loss fails to decode and the file restarts.
+            try AtomicFile.write(data, to: recordPath.path, temporaryPath: recordPath.path + ".streamkit-tmp")
         } catch {
             throw HTTPClientError(.fileWriteFailed, url: request.url, detail: "saving \(recordPath.path): \(error)")
         }
