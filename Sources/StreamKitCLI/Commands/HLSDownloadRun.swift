@@ -58,6 +58,8 @@ final class HLSDownloadReporter: Sendable {
         var lastLine: ContinuousClock.Instant?
         var live = false
         var lastProgress: HLSDownloadProgress?
+        /// The last progress line written (not a terminal), so the final state is written once.
+        var lastPrinted: String?
     }
     private let state = Mutex(State())
 
@@ -152,9 +154,24 @@ final class HLSDownloadReporter: Sendable {
         let due = state.withLock { state in
             guard state.lastLine.map({ $0.duration(to: now) >= .seconds(2) }) ?? true else { return false }
             state.lastLine = now
+            state.lastPrinted = line
             return true
         }
         if due { context.writeError(line + "\n") }
+    }
+
+    /// Not on a terminal: the last progress line, unless it was already written (lines are at
+    /// least 2 s apart, so the final state would otherwise depend on timing).
+    private func writeFinalProgressLine() {
+        guard !json, !interactive else { return }
+        let line: String? = state.withLock { state in
+            guard let progress = state.lastProgress else { return nil }
+            let line = Self.describe(progress)
+            guard line != state.lastPrinted else { return nil }
+            state.lastPrinted = line
+            return line
+        }
+        if let line { context.writeError(line + "\n") }
     }
 
     static func describe(_ progress: HLSDownloadProgress) -> String {
@@ -199,6 +216,7 @@ final class HLSDownloadReporter: Sendable {
             ])
             return
         }
+        writeFinalProgressLine()
         if interactive {
             context.writeError(
                 "\r\u{1B}[K"
@@ -233,6 +251,7 @@ final class HLSDownloadReporter: Sendable {
             ])
             return
         }
+        writeFinalProgressLine()
         if interactive { context.writeError("\n") }
         context.writeError(
             "Interrupted; everything fetched is kept in \(job.packageDirectory.path). Run the same command to resume.\n"
@@ -251,6 +270,7 @@ final class HLSDownloadReporter: Sendable {
             if let file = error.path { fields["file"] = .string(file) }
             emit(fields)
         }
+        writeFinalProgressLine()
         if interactive && !json { context.writeError("\n") }
         context.writeError("error: \(error)\n")
         if error.kind != .packageConflict && FileManager.default.fileExists(atPath: job.packageDirectory.path) {
