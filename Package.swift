@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "AMF", targets: ["AMF"]),
         .library(name: "FLV", targets: ["FLV"]),
         .library(name: "RTMP", targets: ["RTMP"]),
+        .library(name: "Downloads", targets: ["Downloads"]),
         .library(name: "MediaServer", targets: ["MediaServer"]),
         .executable(name: "streamkit", targets: ["streamkit"]),
     ],
@@ -66,9 +67,14 @@ let package = Package(
             name: "HLS",
             dependencies: ["Core"],
             swiftSettings: strictSettings),
+        // Download jobs: HLS streams into local packages (segments, keys, maps, byte ranges, live), export.
+        .target(
+            name: "Downloads",
+            dependencies: ["Core", "HTTP", "HLS"],
+            swiftSettings: strictSettings),
         .target(
             name: "StreamKitCLI",
-            dependencies: ["Core", "HTTP", "HLS", "RTMP", "FLV", "MediaServer"],
+            dependencies: ["Core", "HTTP", "HLS", "RTMP", "FLV", "Downloads", "MediaServer"],
             swiftSettings: strictSettings),
         .executableTarget(
             name: "streamkit",
@@ -117,7 +123,11 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport", "Core"], swiftSettings: strictSettings),
         .testTarget(
-            name: "StreamKitCLITests", dependencies: ["StreamKitCLI", "Core", "HTTP", "HLS", "TestSupport"],
+            name: "DownloadsTests", dependencies: ["Downloads", "HLS", "HTTP", "MediaServer", "Core", "TestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "StreamKitCLITests",
+            dependencies: ["StreamKitCLI", "Core", "HTTP", "HLS", "Downloads", "TestSupport"],
             swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

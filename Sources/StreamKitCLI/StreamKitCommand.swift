@@ -14,11 +14,15 @@ public struct StreamKitCommand: ParsableCommand {
             .init("Show the version", "streamkit --version"),
             .init("Summarize a playlist", "streamkit inspect index.m3u8"),
             .init(
+                "Keep an HLS stream for offline play", "streamkit download https://example.com/show/master.m3u8"),
+            .init(
                 "Download a file, resuming if run again", "streamkit download https://example.com/talk.mp4 -o talk.mp4"),
             .init("Serve the library for offline playback", "streamkit serve --port 12345"),
             .init("Record a live RTMP stream", "streamkit rtmp record rtmp://example.com/live/show -o show.flv"),
         ],
-        subcommands: [DownloadCommand.self, ServeCommand.self, InspectCommand.self, RTMPCommand.self],
+        subcommands: [
+            DownloadCommand.self, ExportCommand.self, ServeCommand.self, InspectCommand.self, RTMPCommand.self,
+        ],
         version: "streamkit \(streamKitVersion)")
 
     public init() {}

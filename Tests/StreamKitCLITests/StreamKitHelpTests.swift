@@ -21,7 +21,8 @@ import Testing
                   -h, --help              Show help information.
 
                 DOWNLOADS:
-                  download                Download a file over HTTP or HTTPS, resuming where an earlier run stopped.
+                  download                Download an HLS stream into a local package that plays offline, or a file; resumes when run again.
+                  export                  Write a downloaded HLS package as one .ts or .mp4 file.
 
                 PLAYBACK:
                   serve                   Serve the library over HTTP for offline playback.
@@ -39,6 +40,8 @@ import Testing
                     streamkit --version
                   Summarize a playlist:
                     streamkit inspect index.m3u8
+                  Keep an HLS stream for offline play:
+                    streamkit download https://example.com/show/master.m3u8
                   Download a file, resuming if run again:
                     streamkit download https://example.com/talk.mp4 -o talk.mp4
                   Serve the library for offline playback:

@@ -12,9 +12,9 @@ import Darwin
 ///
 /// While it is active the signals' default action is replaced; ``stop()`` restores it.
 public final class InterruptMonitor: Sendable {
-    /// Set by the first signal; shared with the signal handlers.
+    /// Counts the signals; shared with the signal handlers.
     private final class Flag: Sendable {
-        let fired = Atomic<Bool>(false)
+        let count = Atomic<Int>(0)
     }
 
     private let signals: [Int32]
@@ -22,7 +22,18 @@ public final class InterruptMonitor: Sendable {
     private let flag = Flag()
 
     /// Starts watching `signals`, calling `onInterrupt` once on the first one.
-    public init(signals: [Int32] = [SIGINT, SIGTERM], onInterrupt: @escaping @Sendable () -> Void) {
+    public convenience init(signals: [Int32] = [SIGINT, SIGTERM], onInterrupt: @escaping @Sendable () -> Void) {
+        self.init(signals: signals) { count in
+            if count == 1 { onInterrupt() }
+        }
+    }
+
+    /// Starts watching `signals`, calling `onEachInterrupt` with 1 for the first, 2 for the
+    /// second, and so on (a job can stop gently on the first and at once on the second).
+    ///
+    /// One monitor per process at a time: the signals' dispositions belong to it, and a second
+    /// monitor would take them over.
+    public init(signals: [Int32] = [SIGINT, SIGTERM], onEachInterrupt: @escaping @Sendable (Int) -> Void) {
         self.signals = signals
         let flag = self.flag
         sources = Mutex(
@@ -30,7 +41,7 @@ public final class InterruptMonitor: Sendable {
                 signal(number, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
                 source.setEventHandler {
-                    if !flag.fired.exchange(true, ordering: .acquiringAndReleasing) { onInterrupt() }
+                    onEachInterrupt(flag.count.add(1, ordering: .acquiringAndReleasing).newValue)
                 }
                 source.resume()
                 return source
@@ -38,7 +49,7 @@ public final class InterruptMonitor: Sendable {
     }
 
     /// Whether a signal arrived.
-    public var wasInterrupted: Bool { flag.fired.load(ordering: .acquiring) }
+    public var wasInterrupted: Bool { flag.count.load(ordering: .acquiring) > 0 }
 
     /// Stops watching and restores the default actions.
     public func stop() {
