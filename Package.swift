@@ -75,6 +75,8 @@ let package = Package(
         .target(
             name: "StreamKitCLI",
             dependencies: ["Core", "HTTP", "HLS", "RTMP", "FLV", "Downloads", "MediaServer"],
+            // The sample stream `streamkit demo` serves (scripts/make-demo-sample.sh).
+            resources: [.copy("DemoSample")],
             swiftSettings: strictSettings),
         .executableTarget(
             name: "streamkit",

@@ -11,7 +11,7 @@ public struct StreamKitCommand: ParsableCommand {
             from 127.0.0.1, caches progressive media as it plays, and records and publishes RTMP.
             """,
         examples: [
-            .init("Show the version", "streamkit --version"),
+            .init("See everything work on this machine, offline", "streamkit demo"),
             .init("Summarize a playlist", "streamkit inspect index.m3u8"),
             .init(
                 "Keep an HLS stream for offline play", "streamkit download https://example.com/show/master.m3u8"),
@@ -21,7 +21,7 @@ public struct StreamKitCommand: ParsableCommand {
             .init("Record a live RTMP stream", "streamkit rtmp record rtmp://example.com/live/show -o show.flv"),
         ],
         subcommands: [
-            DownloadCommand.self, ExportCommand.self, ServeCommand.self, InspectCommand.self, RTMPCommand.self,
+            DemoCommand.self, DownloadCommand.self, ExportCommand.self, ServeCommand.self, InspectCommand.self, RTMPCommand.self,
         ],
         version: "streamkit \(streamKitVersion)")
 

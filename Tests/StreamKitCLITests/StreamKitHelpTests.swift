@@ -20,6 +20,9 @@ import Testing
                   --version               Show the version.
                   -h, --help              Show help information.
 
+                GETTING STARTED:
+                  demo                    Show StreamKit working end to end on this machine, with no network.
+
                 DOWNLOADS:
                   download                Download an HLS stream into a local package that plays offline, or a file; resumes when run again.
                   export                  Write a downloaded HLS package as one .ts or .mp4 file.
@@ -36,8 +39,8 @@ import Testing
                   See 'streamkit help <command>' for help on a command.
 
                 EXAMPLES:
-                  Show the version:
-                    streamkit --version
+                  See everything work on this machine, offline:
+                    streamkit demo
                   Summarize a playlist:
                     streamkit inspect index.m3u8
                   Keep an HLS stream for offline play:

@@ -105,6 +105,15 @@ public struct PackageManifest: Codable, Sendable, Hashable {
     public var files: [File]
 }
 
+extension PackageManifest {
+    /// The `package.json` of the package in `directory`, or `nil` when there is none.
+    ///
+    /// - Throws: ``HLSDownloadError`` `packageConflict` when it exists but cannot be read.
+    public static func load(from directory: URL) throws(HLSDownloadError) -> PackageManifest? {
+        try PackageStore.load(from: directory)
+    }
+}
+
 /// Reads and writes a package's `package.json`.
 enum PackageStore {
     static func manifestURL(in directory: URL) -> URL { directory.appendingPathComponent(PackageLayout.manifestName) }

@@ -160,6 +160,18 @@ final class HLSDownloadReporter: Sendable {
         if due { context.writeError(line + "\n") }
     }
 
+    /// Ends the progress display once the download is over: the in-place line gets its newline,
+    /// and a log (not a terminal) gets the final state.
+    func finishProgress() {
+        if interactive && !json {
+            if let progress = state.withLock({ $0.lastProgress }) {
+                context.writeError("\r\u{1B}[K" + Self.describe(progress) + "\n")
+            }
+        } else {
+            writeFinalProgressLine()
+        }
+    }
+
     /// Not on a terminal: the last progress line, unless it was already written (lines are at
     /// least 2 s apart, so the final state would otherwise depend on timing).
     private func writeFinalProgressLine() {

@@ -1,0 +1,85 @@
+import Foundation
+
+/// The sample stream `streamkit demo` serves: `Sources/StreamKitCLI/DemoSample`, made by
+/// `scripts/make-demo-sample.sh` and shipped as a resource of this module.
+enum DemoSample {
+    /// SwiftPM copies the module's resources into this folder beside the executable.
+    static let bundleName = "StreamKit_StreamKitCLI.resources"
+
+    /// The folder holding `master.m3u8`: `$STREAMKIT_DEMO_SAMPLE` when set, else the resource
+    /// bundle beside the executable (looked up without `Bundle.module`, which would stop the
+    /// process when the bundle is missing).
+    ///
+    /// - Throws: ``DemoFailure`` naming where it looked.
+    static func locate(environment: [String: String]) throws -> URL {
+        var candidates: [URL] = []
+        if let override = environment["STREAMKIT_DEMO_SAMPLE"], !override.isEmpty {
+            candidates.append(URL(fileURLWithPath: override, isDirectory: true))
+        }
+        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
+        for directory in [
+            Bundle.main.executableURL?.deletingLastPathComponent(), executable.deletingLastPathComponent(),
+        ] {
+            guard let directory else { continue }
+            candidates.append(directory.appendingPathComponent(bundleName).appendingPathComponent("DemoSample"))
+        }
+        for candidate in candidates
+        where FileManager.default.fileExists(atPath: candidate.appendingPathComponent("master.m3u8").path) {
+            return candidate
+        }
+        throw DemoFailure(
+            "the demo's sample stream is missing (looked in \(candidates.map(\.path).joined(separator: ", "))); "
+                + "run the streamkit built by `swift build`, or set STREAMKIT_DEMO_SAMPLE to Sources/StreamKitCLI/DemoSample"
+        )
+    }
+}
+
+/// Decodes a stream with ffprobe, as a player would.
+enum DemoProbe {
+    /// "250 video frames and 431 audio frames" for `url`.
+    ///
+    /// - Throws: ``DemoFailure`` when ffprobe fails or reports no video frame.
+    static func decodedFrames(ffprobe: String, url: String) async throws -> String {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "streamkit-demo-probe-\(UUID()).json")
+        defer { try? FileManager.default.removeItem(at: output) }
+        guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
+            throw DemoFailure("cannot create \(output.path)")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ffprobe)
+        process.arguments = [
+            "-v", "error", "-count_frames", "-show_entries", "stream=codec_type,nb_read_frames", "-of", "json", url,
+        ]
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = FileHandle.nullDevice
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: DemoFailure("cannot run \(ffprobe): \(error)"))
+            }
+        }
+        guard status == 0 else { throw DemoFailure("ffprobe exited with \(status) reading \(url)") }
+        struct Report: Decodable {
+            struct Stream: Decodable {
+                let codec_type: String
+                let nb_read_frames: String?
+            }
+            let streams: [Stream]
+        }
+        guard let report = try? JSONDecoder().decode(Report.self, from: Data(contentsOf: output)) else {
+            throw DemoFailure("ffprobe's report on \(url) does not parse")
+        }
+        var frames: [String: Int] = [:]
+        for stream in report.streams {
+            frames[stream.codec_type, default: 0] += Int(stream.nb_read_frames ?? "") ?? 0
+        }
+        guard let video = frames["video"], video > 0 else {
+            throw DemoFailure("ffprobe decoded no video frame from \(url)")
+        }
+        return "\(video) video frames and \(frames["audio"] ?? 0) audio frames"
+    }
+}
