@@ -65,8 +65,12 @@ enum DemoProbe {
         guard status == 0 else { throw DemoFailure("ffprobe exited with \(status) reading \(url)") }
         struct Report: Decodable {
             struct Stream: Decodable {
-                let codec_type: String
-                let nb_read_frames: String?
+                let codecType: String
+                let frames: String?
+                enum CodingKeys: String, CodingKey {
+                    case codecType = "codec_type"
+                    case frames = "nb_read_frames"
+                }
             }
             let streams: [Stream]
         }
@@ -75,7 +79,7 @@ enum DemoProbe {
         }
         var frames: [String: Int] = [:]
         for stream in report.streams {
-            frames[stream.codec_type, default: 0] += Int(stream.nb_read_frames ?? "") ?? 0
+            frames[stream.codecType, default: 0] += Int(stream.frames ?? "") ?? 0
         }
         guard let video = frames["video"], video > 0 else {
             throw DemoFailure("ffprobe decoded no video frame from \(url)")
