@@ -53,13 +53,10 @@ final class HLSDownloadReporter: Sendable {
     private let json: Bool
     private let job: HLSDownloadJob
     private let inLibrary: Bool
-    private let interactive: Bool
+    private let display: ProgressDisplay
     private struct State {
-        var lastLine: ContinuousClock.Instant?
         var live = false
         var lastProgress: HLSDownloadProgress?
-        /// The last progress line written (not a terminal), so the final state is written once.
-        var lastPrinted: String?
     }
     private let state = Mutex(State())
 
@@ -68,7 +65,7 @@ final class HLSDownloadReporter: Sendable {
         self.json = json
         self.job = job
         self.inLibrary = inLibrary
-        interactive = context.errorOutput.isTerminal
+        display = ProgressDisplay(sink: context.errorOutput)
         if !json {
             context.writeError("Downloading HLS \(job.source)\n  into \(job.packageDirectory.path)\n")
         }
@@ -80,8 +77,7 @@ final class HLSDownloadReporter: Sendable {
     /// The first Ctrl-C of a live recording.
     func finishing() {
         guard !json else { return }
-        if interactive { context.writeError("\r\u{1B}[K") }
-        context.writeError("Stopping the recording: finishing the segments in flight (Ctrl-C again to stop at once).\n")
+        display.message("Stopping the recording: finishing the segments in flight (Ctrl-C again to stop at once).\n")
     }
 
     func report(_ event: HLSDownloadEvent) {
@@ -117,8 +113,7 @@ final class HLSDownloadReporter: Sendable {
                 ])
                 return
             }
-            if interactive { context.writeError("\r\u{1B}[K") }
-            context.writeError("warning: skipped \(path): \(reason); it becomes a gap\n")
+            display.message("warning: skipped \(path): \(reason); it becomes a gap\n")
         case .recorded(let rendition, let count, let seconds):
             if json {
                 emit([
@@ -145,72 +140,36 @@ final class HLSDownloadReporter: Sendable {
             emit(fields)
             return
         }
-        let line = Self.describe(progress)
-        if interactive {
-            context.writeError("\r\u{1B}[K" + line)
-            return
-        }
-        let now = ContinuousClock.now
-        let due = state.withLock { state in
-            guard state.lastLine.map({ $0.duration(to: now) >= .seconds(2) }) ?? true else { return false }
-            state.lastLine = now
-            state.lastPrinted = line
-            return true
-        }
-        if due { context.writeError(line + "\n") }
+        display.update([Self.line(progress)])
     }
 
-    /// Ends the progress display once the download is over: the in-place line gets its newline,
-    /// and a log (not a terminal) gets the final state.
+    /// Ends the progress display once the download is over (the final state, then a new line).
     func finishProgress() {
-        if interactive && !json {
-            if let progress = state.withLock({ $0.lastProgress }) {
-                context.writeError("\r\u{1B}[K" + Self.describe(progress) + "\n")
-            }
-        } else {
-            writeFinalProgressLine()
-        }
+        if !json { display.finish() }
     }
 
-    /// Not on a terminal: the last progress line, unless it was already written (lines are at
-    /// least 2 s apart, so the final state would otherwise depend on timing).
-    private func writeFinalProgressLine() {
-        guard !json, !interactive else { return }
-        let line: String? = state.withLock { state in
-            guard let progress = state.lastProgress else { return nil }
-            let line = Self.describe(progress)
-            guard line != state.lastPrinted else { return nil }
-            state.lastPrinted = line
-            return line
-        }
-        if let line { context.writeError(line + "\n") }
-    }
-
-    static func describe(_ progress: HLSDownloadProgress) -> String {
-        var parts: [String] = []
+    /// The progress as the shared progress line: percent, files, bytes of the estimated total,
+    /// speed, ETA; a live recording shows the seconds recorded instead of a percent.
+    static func line(_ progress: HLSDownloadProgress) -> ProgressLine {
+        var note: String?
+        var fraction = progress.fractionCompleted
         if let recorded = progress.recordedSeconds {
-            var text = "recorded \(ByteCountText.fixed(recorded, digits: 1)) s"
-            if let limit = progress.recordingLimitSeconds { text += " / \(ByteCountText.fixed(limit, digits: 0)) s" }
-            parts.append(text)
-        } else if let fraction = progress.fractionCompleted {
-            parts.append(ByteCountText.fixed(fraction * 100, digits: 1) + "%")
+            note = "recorded \(ByteCountText.fixed(recorded, digits: 1)) s"
+            if let limit = progress.recordingLimitSeconds {
+                note! += " / \(ByteCountText.fixed(limit, digits: 0)) s"
+                fraction = limit > 0 ? min(recorded / limit, 1) : nil
+            } else {
+                fraction = nil
+            }
         }
-        var files = "\(progress.filesDone)/\(progress.filesTotal) files"
-        if progress.filesSkipped > 0 { files += " (\(progress.filesSkipped) skipped)" }
-        parts.append(files)
-        var amount = ByteCountText.format(Double(progress.bytesDone))
-        if let total = progress.estimatedTotalBytes { amount += " / ~" + ByteCountText.format(Double(total)) }
-        parts.append(amount)
-        if let speed = progress.bytesPerSecond { parts.append(ByteCountText.format(speed) + "/s") }
-        if let remaining = progress.estimatedSecondsRemaining, remaining < 360_000 {
-            let seconds = Int(remaining.rounded(.up))
-            parts.append(
-                "ETA "
-                    + (seconds >= 3600
-                        ? "\(seconds / 3600)h\(seconds % 3600 / 60)m"
-                        : "\(seconds / 60):\(seconds % 60 < 10 ? "0" : "")\(seconds % 60)"))
+        if progress.filesSkipped > 0 {
+            note = [note, "\(progress.filesSkipped) skipped"].compactMap { $0 }.joined(separator: ", ")
         }
-        return "  " + parts.joined(separator: "  ")
+        return ProgressLine(
+            fraction: fraction, bytes: progress.bytesDone, totalBytes: progress.estimatedTotalBytes,
+            totalIsEstimate: true, bytesPerSecond: progress.bytesPerSecond,
+            secondsRemaining: progress.estimatedSecondsRemaining.flatMap { $0 < 360_000 ? $0 : nil },
+            files: .init(done: progress.filesDone, total: progress.filesTotal), note: note)
     }
 
     func completed(_ result: HLSDownloadResult, elapsed: Duration) {
@@ -228,16 +187,7 @@ final class HLSDownloadReporter: Sendable {
             ])
             return
         }
-        writeFinalProgressLine()
-        if interactive {
-            context.writeError(
-                "\r\u{1B}[K"
-                    + Self.describe(
-                        state.withLock { $0.lastProgress }
-                            ?? .init(
-                                filesDone: 0, filesTotal: 0, bytesDone: 0, bytesTransferred: 0,
-                                estimatedTotalBytes: nil, bytesPerSecond: nil)) + "\n")
-        }
+        display.finish()
         let speed = ByteCountText.format(Double(result.bytesTransferred) / seconds)
         var note = result.filesFetched < result.files ? ", \(result.files - result.filesFetched) already in place" : ""
         if !result.gaps.isEmpty { note += ", \(result.gaps.count) skipped as gaps" }
@@ -263,8 +213,7 @@ final class HLSDownloadReporter: Sendable {
             ])
             return
         }
-        writeFinalProgressLine()
-        if interactive { context.writeError("\n") }
+        display.finish()
         context.writeError(
             "Interrupted; everything fetched is kept in \(job.packageDirectory.path). Run the same command to resume.\n"
         )
@@ -282,8 +231,7 @@ final class HLSDownloadReporter: Sendable {
             if let file = error.path { fields["file"] = .string(file) }
             emit(fields)
         }
-        writeFinalProgressLine()
-        if interactive && !json { context.writeError("\n") }
+        if !json { display.finish() }
         context.writeError("error: \(error)\n")
         if error.kind != .packageConflict && FileManager.default.fileExists(atPath: job.packageDirectory.path) {
             context.writeError(
