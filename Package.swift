@@ -129,7 +129,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "StreamKitCLITests",
-            dependencies: ["StreamKitCLI", "Core", "HTTP", "HLS", "Downloads", "TestSupport"],
+            dependencies: ["StreamKitCLI", "Core", "HTTP", "HLS", "Downloads", "MediaServer", "TestSupport"],
             swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

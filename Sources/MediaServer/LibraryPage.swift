@@ -4,7 +4,7 @@ enum LibraryPage {
         var rows = ""
         for item in items {
             rows += """
-                <tr><td>\(escape(item.title))</td><td>downloaded</td><td>\(formatSize(item.size))</td>\
+                <tr><td>\(escape(item.title))</td><td>\(escape(item.state))</td><td>\(formatSize(item.size))</td>\
                 <td>\(item.duration.map(formatDuration) ?? "")</td>\
                 <td><a href="\(escape(item.playPath))">\(escape(item.entry))</a></td></tr>
 
@@ -25,6 +25,7 @@ enum LibraryPage {
             <html lang="en">
             <head>
             <meta charset="utf-8">
+            <meta http-equiv="refresh" content="5">
             <title>StreamKit library</title>
             <style>
             body { font-family: system-ui, sans-serif; margin: 2em; }
