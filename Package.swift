@@ -130,6 +130,7 @@ let package = Package(
         .testTarget(
             name: "StreamKitCLITests",
             dependencies: ["StreamKitCLI", "Core", "HTTP", "HLS", "Downloads", "MediaServer", "TestSupport"],
+            exclude: ["HelpSnapshots"],
             swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import HTTP
 import StreamKitCLI
 import TestSupport
 import Testing
@@ -41,6 +42,26 @@ import Testing
         #expect(items.count == 1)
         #expect(FileManager.default.fileExists(atPath: library.appendingPathComponent("\(items[0])/index.m3u8").path))
         #expect(demo.standardOutput.contains("streamkit serve --home \(home.path)"), "\(demo.standardOutput)")
+    }
+
+    /// With `--serve`, the copy stays reachable until Ctrl-C, which ends the demo normally (0).
+    @Test func serveKeepsTheCopyUntilCtrlC() async throws {
+        let demo = try ChildProcess(
+            executable: try DownloadBinaryTests.streamkit(), arguments: ["demo", "--serve"], logName: "demo-serve")
+        var url: String?
+        let deadline = ContinuousClock.now + .seconds(60)
+        while url == nil && ContinuousClock.now < deadline && demo.isRunning {
+            try await Task.sleep(for: .milliseconds(50))
+            url = demo.standardOutput.split(separator: "\n").first { $0.hasPrefix("Serving the offline copy at ") }
+                .flatMap { $0.split(separator: " ").first { $0.hasPrefix("http://") } }.map(String.init)
+        }
+        let playlist = try #require(url, "\(demo.standardOutput)\n\(demo.standardError)")
+        let client = try HTTPClient()
+        let (head, body) = try await client.data(for: HTTPClientRequest(url: playlist))
+        #expect(head.status == .ok && String(decoding: body, as: UTF8.self).hasPrefix("#EXTM3U"))
+        await client.shutdown()
+        demo.signal(SIGINT)
+        #expect(try await demo.wait(timeout: .seconds(20)) == 0, "\(demo.standardError)")
     }
 
     @Test func helpSnapshot() async throws {
