@@ -129,7 +129,9 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "StreamKitCLITests",
-            dependencies: ["StreamKitCLI", "Core", "HTTP", "HLS", "Downloads", "MediaServer", "TestSupport"],
+            dependencies: [
+                "StreamKitCLI", "Core", "HTTP", "HLS", "Downloads", "MediaServer", "RTMP", "TestSupport",
+            ],
             exclude: ["HelpSnapshots"],
             swiftSettings: strictSettings),
     ],
