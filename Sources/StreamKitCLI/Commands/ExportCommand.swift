@@ -52,7 +52,7 @@ struct ExportCommand: ParsableCommand {
         let destination = URL(fileURLWithPath: output)
         let wanted: SegmentContainer = output.lowercased().hasSuffix(".mp4") ? .fragmentedMP4 : .transportStream
         let container = PackageExporter.container(of: source.main, in: source)
-        let ffmpeg = Self.findExecutable("ffmpeg", environment: context.environment)
+        let ffmpeg = ExternalTool.find("ffmpeg", environment: context.environment)
         let printer = ProgressPrinter(context: context, json: json)
         let started = ContinuousClock.now
         func progress(_ label: String) -> (PackageExportProgress) -> Void {
@@ -134,34 +134,18 @@ struct ExportCommand: ParsableCommand {
         return URL(fileURLWithPath: library, isDirectory: true).appendingPathComponent(package, isDirectory: true)
     }
 
-    static func findExecutable(_ name: String, environment: [String: String]) -> String? {
-        for directory in (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(directory)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }
-
+    /// Runs ffmpeg; a failure names its arguments and what it printed.
     static func runProcess(_ executable: String, _ arguments: [String]) async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: PackageExportError("cannot run \(executable): \(error)"))
-            }
+        let outcome: ExternalTool.Outcome
+        do {
+            outcome = try await ExternalTool.run(executable, arguments)
+        } catch {
+            throw PackageExportError("\(error)")
         }
-        guard status == 0 else {
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        guard outcome.status == 0 else {
             throw PackageExportError(
-                "ffmpeg \(arguments.joined(separator: " ")) exited with \(status): \(text.suffix(1_000))")
+                "ffmpeg \(arguments.joined(separator: " ")) exited with \(outcome.status): "
+                    + "\(outcome.standardError.suffix(1_000))")
         }
     }
 }

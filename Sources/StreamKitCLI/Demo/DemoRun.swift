@@ -83,7 +83,7 @@ final class DemoRun: Sendable {
 
         // 6. A player's view, when there is one.
         step(6, "Decode the offline copy")
-        if let ffprobe = Self.findExecutable("ffprobe", environment: context.environment) {
+        if let ffprobe = ExternalTool.find("ffprobe", environment: context.environment) {
             let frames = try await DemoProbe.decodedFrames(ffprobe: ffprobe, url: offlineURL)
             detail("ffprobe decoded \(frames) through the local server")
         } else {
@@ -280,10 +280,6 @@ final class DemoRun: Sendable {
 
     static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
-    static func findExecutable(_ name: String, environment: [String: String]) -> String? {
-        ExportCommand.findExecutable(name, environment: environment)
     }
 
     private static func waitForInterrupt() async {

@@ -40,29 +40,19 @@ enum DemoProbe {
     ///
     /// - Throws: ``DemoFailure`` when ffprobe fails or reports no video frame.
     static func decodedFrames(ffprobe: String, url: String) async throws -> String {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "streamkit-demo-probe-\(UUID()).json")
-        defer { try? FileManager.default.removeItem(at: output) }
-        guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
-            throw DemoFailure("cannot create \(output.path)")
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ffprobe)
-        process.arguments = [
+        let arguments = [
             "-v", "error", "-count_frames", "-show_entries", "stream=codec_type,nb_read_frames", "-of", "json", url,
         ]
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: DemoFailure("cannot run \(ffprobe): \(error)"))
-            }
+        let outcome: ExternalTool.Outcome
+        do {
+            outcome = try await ExternalTool.run(ffprobe, arguments)
+        } catch {
+            throw DemoFailure("\(error)")
         }
-        guard status == 0 else { throw DemoFailure("ffprobe exited with \(status) reading \(url)") }
+        guard outcome.status == 0 else {
+            throw DemoFailure(
+                "ffprobe exited with \(outcome.status) reading \(url): \(outcome.standardError.suffix(500))")
+        }
         struct Report: Decodable {
             struct Stream: Decodable {
                 let codecType: String
@@ -74,7 +64,7 @@ enum DemoProbe {
             }
             let streams: [Stream]
         }
-        guard let report = try? JSONDecoder().decode(Report.self, from: Data(contentsOf: output)) else {
+        guard let report = try? JSONDecoder().decode(Report.self, from: outcome.standardOutput) else {
             throw DemoFailure("ffprobe's report on \(url) does not parse")
         }
         var frames: [String: Int] = [:]
