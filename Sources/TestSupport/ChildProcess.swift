@@ -1,3 +1,4 @@
+import Core
 import Foundation
 import Synchronization
 
@@ -223,9 +224,14 @@ public final class ProcessRegistry: Sendable {
         }
     }
 
+    /// Replaces the file whole, without `fsync`: it only has to outlive this process, and the
+    /// sync of Foundation's atomic write blocked a cooperative thread for seconds, at every child
+    /// started or stopped, while other tests wrote to the disk.
     private func persist(_ snapshot: Set<pid_t>) {
-        let text = snapshot.map(String.init).joined(separator: "\n")
-        try? text.write(to: TestRun.processGroupFile, atomically: true, encoding: .utf8)
+        let path = TestRun.processGroupFile.path
+        try? AtomicFile.write(
+            Array(snapshot.map(String.init).joined(separator: "\n").utf8), to: path,
+            temporaryPath: path + ".\(UUID().uuidString.prefix(8))")
     }
 }
 

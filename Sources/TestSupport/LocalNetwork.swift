@@ -82,7 +82,9 @@ public enum LocalNetwork {
             if let process, !process.isRunning { return false }
             try? await Task.sleep(for: .milliseconds(10))
         }
-        return false
+        // A last look: on a busy machine this task may have slept past the deadline while the
+        // server came up.
+        return isListening(port: port)
     }
 
     static func loopbackAddress(port: UInt16) -> sockaddr_in {
