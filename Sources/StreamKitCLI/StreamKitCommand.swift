@@ -19,7 +19,9 @@ public struct StreamKitCommand: ParsableCommand {
                 "Download a file, resuming if run again", "streamkit download https://example.com/talk.mp4 -o talk.mp4"),
             .init("Record a live RTMP stream", "streamkit rtmp record rtmp://example.com/live/show -o show.flv"),
         ],
-        subcommands: [DownloadCommand.self, ExportCommand.self, InspectCommand.self, RTMPCommand.self],
+        subcommands: [
+            DownloadCommand.self, ExportCommand.self, QueueCommand.self, InspectCommand.self, RTMPCommand.self,
+        ],
         version: "streamkit \(streamKitVersion)")
 
     public init() {}

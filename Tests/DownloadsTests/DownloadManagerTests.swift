@@ -311,9 +311,11 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: info.location)) == origin.data)
         let entries = origin.nginx.accessLog.filter { $0.uri == "/movie.mp4" }
         #expect(entries.count >= 4 && entries.allSatisfy { $0.status == 206 }, "\(entries)")
-        // Bytes sent in all: the file once, plus at most what a connection read past a stolen boundary.
+        // Bytes nginx sent: the file once, plus what it had pushed into a socket past a boundary
+        // that another connection took over (the reader stops there and closes the connection; on
+        // a loaded machine the socket buffers hold up to megabytes). Never the file twice.
         let sent = entries.reduce(Int64(0)) { $0 + $1.bytesSent }
-        #expect(sent >= Int64(origin.data.count) && sent < Int64(origin.data.count) + (1 << 20), "\(sent)")
+        #expect(sent >= Int64(origin.data.count) && sent < 2 * Int64(origin.data.count), "\(sent)")
         await manager.close()
 
         let plain = try await Self.origin(bytes: 1 << 20, honourRange: false)

@@ -24,7 +24,10 @@ public struct FileResumeState: Hashable, Sendable {
 /// The SQLite index of a ``DownloadManager`` (`queue.sqlite`, WAL): one row per task, the
 /// progressive files' range sets, the settings, and requests from other processes. Owned by the
 /// manager actor; every multi-row change runs in a transaction.
-final class DownloadIndex {
+///
+/// `@unchecked Sendable` only so that it can be opened on a Dispatch queue and handed to the
+/// actor that then owns it alone; it is never used from two places at once.
+final class DownloadIndex: @unchecked Sendable {
     let database: SQLiteDatabase
 
     init(path: String) throws(DownloadManagerError) {
@@ -47,6 +50,7 @@ final class DownloadIndex {
                     bytes_done INTEGER NOT NULL DEFAULT 0,
                     bytes_expected INTEGER,
                     post_progress REAL NOT NULL DEFAULT 0,
+                    speed REAL NOT NULL DEFAULT 0,
                     last_error TEXT,
                     created_at REAL NOT NULL,
                     finished_at REAL,
@@ -110,12 +114,12 @@ final class DownloadIndex {
             try database.query(
                 """
                 UPDATE tasks SET state = ?, progress = ?, bytes_done = ?, bytes_expected = ?, post_progress = ?,
-                    last_error = ?, finished_at = ? WHERE id = ?
+                    speed = ?, last_error = ?, finished_at = ? WHERE id = ?
                 """,
                 [
                     .text(info.state.rawValue), .real(info.progress), .integer(info.bytesDone),
                     info.bytesExpected.map(SQLiteValue.integer) ?? .null, .real(info.postProcessingProgress),
-                    info.lastError.map(SQLiteValue.text) ?? .null,
+                    .real(info.bytesPerSecond), info.lastError.map(SQLiteValue.text) ?? .null,
                     info.finishedAt.map { .real($0.timeIntervalSince1970) } ?? .null, .text(info.id),
                 ])
         }
@@ -230,7 +234,7 @@ final class DownloadIndex {
             fileType: DownloadFileType(rawValue: row.text("file_type") ?? "") ?? .video, title: row.text("title") ?? "",
             thumbnailURL: row.text("thumbnail"), state: DownloadState(rawValue: row.text("state") ?? "") ?? .failed,
             progress: row.real("progress") ?? 0, bytesDone: row.integer("bytes_done") ?? 0,
-            bytesExpected: row.integer("bytes_expected"), bytesPerSecond: 0,
+            bytesExpected: row.integer("bytes_expected"), bytesPerSecond: row.real("speed") ?? 0,
             postProcessingProgress: row.real("post_progress") ?? 0, lastError: row.text("last_error"),
             createdAt: Date(timeIntervalSince1970: row.real("created_at") ?? 0),
             finishedAt: row.real("finished_at").map { Date(timeIntervalSince1970: $0) },

@@ -26,7 +26,7 @@ public struct DownloadManagerConfiguration: Sendable {
     public init(
         directory: URL, runsTasks: Bool = true, fileOptions: RangedFileOptions = RangedFileOptions(),
         hlsRetry: HTTPClientRetryPolicy = .default, progressInterval: Duration = .milliseconds(100),
-        persistInterval: Duration = .seconds(2), userAgent: String = "streamkit"
+        persistInterval: Duration = .seconds(1), userAgent: String = "streamkit"
     ) {
         self.directory = directory
         self.runsTasks = runsTasks
@@ -67,7 +67,11 @@ public actor DownloadManager {
     public private(set) var bandwidthLimit: Int64?
 
     private let lock: DirectoryLock
-    private let index: DownloadIndex
+    /// The manager's code runs on a queue of its own: its SQLite calls block (an fsync at a
+    /// checkpoint can take seconds on a busy disk) and must not hold a cooperative thread.
+    private let executor = DispatchQueueExecutor(label: "streamkit.download-manager")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    let index: DownloadIndex
     private var tasks: [String: DownloadTaskInfo] = [:]
     private var runners: [String: Task<Void, Never>] = [:]
     private var subscribers: [Int: (filter: String?, continuation: AsyncStream<DownloadEvent>.Continuation)] = [:]
@@ -94,7 +98,12 @@ public actor DownloadManager {
         self.directory = directory
         self.configuration = configuration
         lock = try DirectoryLock(directory: directory)
-        index = try DownloadIndex(path: directory.appendingPathComponent("queue.sqlite").path)
+        // Opening may create the file and switch it to WAL, which fsyncs: off the cooperative pool.
+        let path = directory.appendingPathComponent("queue.sqlite").path
+        index = try await offCooperativePool {
+            Result { () throws(DownloadManagerError) in try DownloadIndex(path: path) }
+        }
+        .get()
         downloadDirectory = directory.appendingPathComponent("library", isDirectory: true)
         if let value = try index.setting("maxConcurrent"), let number = Int(value) {
             maximumConcurrentDownloads = number
@@ -210,6 +219,11 @@ public actor DownloadManager {
 
     /// Every task, in queue order.
     public func allTasks() -> [DownloadTaskInfo] { tasks.values.sorted { $0.queueID < $1.queueID } }
+
+    /// Whether nothing is being added, queued, running or stopping.
+    public var isIdle: Bool {
+        runners.isEmpty && !tasks.values.contains { [.preparing, .ready, .running, .stopping].contains($0.state) }
+    }
 
     /// The task with `id`, or `nil`.
     public func info(_ id: String) -> DownloadTaskInfo? { tasks[id] }

@@ -43,7 +43,7 @@ public struct RangedFileOptions: Sendable {
     public init(
         connections: Int = 4, minimumSteal: Int64 = 256 << 10, maximumConsecutiveFailures: Int = 5,
         initialBackoff: Duration = .milliseconds(500), maximumBackoff: Duration = .seconds(8),
-        saveInterval: Duration = .seconds(2), writeFaults: WriteFaultInjector? = nil
+        saveInterval: Duration = .seconds(1), writeFaults: WriteFaultInjector? = nil
     ) {
         self.connections = max(1, connections)
         self.minimumSteal = minimumSteal
@@ -372,7 +372,8 @@ final class RangedFileDownloader: Sendable {
             if let board = shared.board { shared.state.done = board.done }
             return shared.state
         }
-        _ = fdatasync(descriptor)
+        // fdatasync can block for seconds on a busy disk: not on a thread of the cooperative pool.
+        _ = await offCooperativePool { fdatasync(descriptor) }
         try await save(state)
         return state
     }
