@@ -298,6 +298,55 @@ import Testing
         await again.close()
     }
 
+    /// The transitions the other tests do not reach through the API: preparing → failed (the
+    /// task's folder cannot be made), failed → removing, ready → removing; and the failure,
+    /// progress and speed callbacks.
+    @Test func remainingTransitionsAndCallbacks() async throws {
+        let origin = try await Self.origin(bytes: 300_000, rate: 100_000)
+        _ = try Support.makeFile(origin.root, "two.mp4", bytes: 1000, seed: 21)
+        let manager = try await Support.manager()
+        let recorder = EventRecorder(await manager.events())
+        let failures = Mutex<[String]>([])
+        await manager.setCallbacks(
+            DownloadCallbacks(taskFailed: { info, error in
+                failures.withLock { $0.append("\(info.id) \(error.kind)") }
+            }))
+        // A download directory whose path is taken by a file: the task's folder cannot be made.
+        let blocked = try TestRun.makeTemporaryDirectory("blocked").appendingPathComponent("library")
+        try await manager.setDownloadDirectory(blocked)
+        try FileManager.default.removeItem(at: blocked)
+        try Data("x".utf8).write(to: blocked)
+        let doomed = try await manager.add(DownloadRequest(url: origin.url, kind: .file), autoStart: true)
+        #expect(doomed.state == .failed && doomed.lastError?.contains(blocked.path) == true)
+        #expect(
+            try await recorder.waitMilestones(endingWith: ["failed:file system"]) == [
+                "added", "preparing>failed", "failed:file system",
+            ])
+        #expect(failures.withLock { $0 } == ["\(doomed.id) file system"])
+        recorder.clear()
+        try await manager.remove(doomed.id)
+        #expect(try await recorder.waitMilestones(endingWith: ["removed"]) == ["failed>removing", "removed"])
+
+        try await manager.setDownloadDirectory(manager.directory.appendingPathComponent("library2"))
+        let progress = Mutex(0)
+        let speeds = Mutex(0)
+        let first = try await manager.add(DownloadRequest(url: origin.url, kind: .file))
+        await manager.setCallbacks(
+            DownloadTaskCallbacks(
+                speedChanged: { _ in speeds.withLock { $0 += 1 } },
+                progressChanged: { _ in progress.withLock { $0 += 1 } }), for: first.id)
+        try await manager.start(first.id)
+        let queued = try await manager.add(
+            DownloadRequest(url: origin.nginx.url("two.mp4").absoluteString, kind: .file), autoStart: true)
+        try await recorder.wait(for: queued.id, .ready)
+        recorder.clear()
+        try await manager.remove(queued.id)
+        #expect(try await recorder.waitMilestones(endingWith: ["removed"]) == ["ready>removing", "removed"])
+        try await recorder.wait(for: first.id, .success)
+        #expect(progress.withLock { $0 } > 0 && speeds.withLock { $0 } == progress.withLock { $0 })
+        await manager.close()
+    }
+
     // MARK: Range connections
 
     /// Four range connections: four requests whose ranges do not overlap, the file byte-identical;
@@ -380,6 +429,12 @@ import Testing
         try await recorder.wait(for: refused.id, .failed)
         let error = try #require(await manager.info(refused.id)?.lastError)
         #expect(error.contains("3 errors in a row") && error.contains("127.0.0.1:\(port)"), "\(error)")
+        // The same for an HLS task whose playlist cannot be fetched.
+        let hls = try await manager.add(
+            DownloadRequest(url: "http://127.0.0.1:\(port)/show.m3u8", kind: .hls), autoStart: true)
+        try await recorder.wait(for: hls.id, .failed)
+        let hlsError = try #require(await manager.info(hls.id)?.lastError)
+        #expect(hlsError.contains("3 errors in a row") && hlsError.contains("show.m3u8"), "\(hlsError)")
         await manager.close()
     }
 

@@ -7,6 +7,10 @@ import Testing
 
 @testable import Downloads
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Records a manager's events as they come, for tests that check their order.
 final class EventRecorder: Sendable {
     private final class Store: Sendable {
@@ -85,18 +89,14 @@ final class EventRecorder: Sendable {
 }
 
 enum ManagerSupport {
-    /// Random bytes written to `directory/name`.
+    /// Random bytes written to `directory/name` (from /dev/urandom: fast even in a debug build, so
+    /// that making test files does not hold a thread of the cooperative pool; `seed` only tells
+    /// callers' files apart).
     static func makeFile(_ directory: URL, _ name: String, bytes count: Int, seed: UInt64 = 1) throws -> Data {
-        var generator = SplitMix(seed: seed)
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(count + 8)
-        while bytes.count < count {
-            let value = generator.next()
-            for shift in stride(from: 0, to: 64, by: 8) {
-                bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
-            }
-        }
-        let data = Data(bytes.prefix(count))
+        let source = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
+        defer { try? source.close() }
+        let data = try source.read(upToCount: count) ?? Data()
+        guard data.count == count else { throw TestSupportError("read \(data.count) of \(count) random bytes") }
         try data.write(to: directory.appendingPathComponent(name))
         return data
     }

@@ -19,21 +19,14 @@ import Glibc
         return (code, context)
     }
 
-    static func randomFile(_ directory: URL, _ name: String, bytes: Int, seed: UInt64) throws -> Data {
-        var state = seed
-        var data = [UInt8]()
-        data.reserveCapacity(bytes + 8)
-        while data.count < bytes {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            z ^= z >> 31
-            for shift in stride(from: 0, to: 64, by: 8) { data.append(UInt8(truncatingIfNeeded: z >> UInt64(shift))) }
-        }
-        let result = Data(data.prefix(bytes))
-        try result.write(to: directory.appendingPathComponent(name))
-        return result
+    /// Random bytes (/dev/urandom, fast in a debug build) written to `directory/name`.
+    static func randomFile(_ directory: URL, _ name: String, bytes count: Int, seed: UInt64) throws -> Data {
+        let source = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
+        defer { try? source.close() }
+        let data = try source.read(upToCount: count) ?? Data()
+        guard data.count == count else { throw TestSupportError("read \(data.count) of \(count) random bytes") }
+        try data.write(to: directory.appendingPathComponent(name))
+        return data
     }
 
     @Test func queueHelpSnapshot() async {

@@ -30,9 +30,12 @@ public struct FileResumeState: Hashable, Sendable {
 final class DownloadIndex: @unchecked Sendable {
     let database: SQLiteDatabase
 
-    init(path: String) throws(DownloadManagerError) {
+    /// Opens the index at `path`; `createSchema: false` only reads an index a manager made (no
+    /// write, so no wait for the manager's lock).
+    init(path: String, createSchema: Bool = true) throws(DownloadManagerError) {
         do {
-            database = try SQLiteDatabase(path: path)
+            database = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: createSchema ? 5_000 : 1_000)
+            guard createSchema else { return }
             try database.execute(
                 """
                 CREATE TABLE IF NOT EXISTS tasks(

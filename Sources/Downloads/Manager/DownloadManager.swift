@@ -67,10 +67,6 @@ public actor DownloadManager {
     public private(set) var bandwidthLimit: Int64?
 
     private let lock: DirectoryLock
-    /// The manager's code runs on a queue of its own: its SQLite calls block (an fsync at a
-    /// checkpoint can take seconds on a busy disk) and must not hold a cooperative thread.
-    private let executor = DispatchQueueExecutor(label: "streamkit.download-manager")
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     let index: DownloadIndex
     private var tasks: [String: DownloadTaskInfo] = [:]
     private var runners: [String: Task<Void, Never>] = [:]
@@ -624,6 +620,14 @@ public actor DownloadManager {
         var failures = 0
         var lastDone: Int64 = -1
         while true {
+            // An attempt that failed before the package was planned leaves a folder with no
+            // package.json, which the downloader refuses to reuse; the folder is the task's own.
+            let manifest = URL(fileURLWithPath: info.location).appendingPathComponent(PackageLayout.manifestName)
+            if !FileManager.default.fileExists(atPath: manifest.path) {
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: info.location)) ?? [] {
+                    try? FileManager.default.removeItem(atPath: info.location + "/" + name)
+                }
+            }
             let download = HLSDownloader(client: client).start(info.hlsJob(retry: configuration.hlsRetry))
             let done = Mutex<Int64>(0)
             do {

@@ -95,7 +95,7 @@ public enum DownloadQueueRemote {
     public static func tasks(directory: URL) throws(DownloadManagerError) -> [DownloadTaskInfo] {
         let path = directory.appendingPathComponent("queue.sqlite").path
         guard FileManager.default.fileExists(atPath: path) else { return [] }
-        return try DownloadIndex(path: path).tasks()
+        return try DownloadIndex(path: path, createSchema: false).tasks()
     }
 
     /// Whether a manager holds the queue in `directory` now.
@@ -107,7 +107,17 @@ public enum DownloadQueueRemote {
     public static func send(
         _ command: DownloadQueueCommand, directory: URL, timeout: Duration = .seconds(30)
     ) async throws -> DownloadQueueAnswer {
-        let index = try DownloadIndex(path: directory.appendingPathComponent("queue.sqlite").path)
+        // SQLite waits for the running manager's lock by sleeping: not on a cooperative thread.
+        let path = directory.appendingPathComponent("queue.sqlite").path
+        return try await offCooperativePool {
+            Result { try sendBlocking(command, path: path, directory: directory, timeout: timeout) }
+        }.get()
+    }
+
+    private static func sendBlocking(
+        _ command: DownloadQueueCommand, path: String, directory: URL, timeout: Duration
+    ) throws -> DownloadQueueAnswer {
+        let index = try DownloadIndex(path: path, createSchema: false)
         let argument = String(decoding: try JSONEncoder().encode(command), as: UTF8.self)
         let seq: Int64
         do {
@@ -119,7 +129,7 @@ public enum DownloadQueueRemote {
         }
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
+            usleep(50_000)
             let rows = try index.database.query(
                 "SELECT answer FROM requests WHERE seq = ? AND done = 1", [.integer(seq)])
             if let answer = rows.first?.text("answer") {
