@@ -95,7 +95,11 @@ public enum DownloadQueueRemote {
     public static func tasks(directory: URL) throws(DownloadManagerError) -> [DownloadTaskInfo] {
         let path = directory.appendingPathComponent("queue.sqlite").path
         guard FileManager.default.fileExists(atPath: path) else { return [] }
-        return try DownloadIndex(path: path, createSchema: false).tasks()
+        do {
+            return try DownloadIndex(path: path, createSchema: false).tasks()
+        } catch  where error.detail.contains("no such table") {
+            return []  // a manager is creating the index this moment
+        }
     }
 
     /// Whether a manager holds the queue in `directory` now.
@@ -117,7 +121,7 @@ public enum DownloadQueueRemote {
     private static func sendBlocking(
         _ command: DownloadQueueCommand, path: String, directory: URL, timeout: Duration
     ) throws -> DownloadQueueAnswer {
-        let index = try DownloadIndex(path: path, createSchema: false)
+        let index = try DownloadIndex(path: path)
         let argument = String(decoding: try JSONEncoder().encode(command), as: UTF8.self)
         let seq: Int64
         do {
