@@ -1,4 +1,5 @@
 import Core
+import Dispatch
 import Downloads
 import Foundation
 import HLS
@@ -96,8 +97,10 @@ import Glibc
                     hlsTasks: hlsTasks, originSegments: originSegments, seed: seed)
             }
             logStart = logEnd
-            let snapshot = try Self.snapshot(
-                home: home, fileTasks: fileTasks, hlsTasks: hlsTasks, originSegments: originSegments)
+            let (files, hls) = (fileTasks, hlsTasks)
+            let snapshot = try await Self.offPool {
+                try Self.snapshot(home: home, fileTasks: files, hlsTasks: hls, originSegments: originSegments)
+            }
             if !finished {
                 savedBytes = max(savedBytes, snapshot.ranges.values.reduce(0) { $0 + $1.byteCount })
                 savedSegments = max(savedSegments, snapshot.segments.values.reduce(0) { $0 + $1.count })
@@ -109,7 +112,7 @@ import Glibc
         #expect(kills == 10, "seed \(seed): the queue finished after \(kills) kills")
 
         // Every file byte-identical.
-        let tasks = try DownloadQueueRemote.tasks(directory: home)
+        let tasks = try await Self.offPool { try DownloadQueueRemote.tasks(directory: home) }
         #expect(tasks.count == 5 && tasks.allSatisfy { $0.state == .success }, "\(tasks.map(\.state))")
         for task in tasks {
             if let name = fileTasks[task.id] {
@@ -130,10 +133,17 @@ import Glibc
             }
         }
         // The database: intact, every file's range set whole, no request left, no leftover partial file.
-        let database = try SQLiteDatabase(path: home.appendingPathComponent("queue.sqlite").path)
-        #expect(try database.query("PRAGMA integrity_check").first?.text("integrity_check") == "ok")
-        #expect(try database.query("SELECT COUNT(*) AS n FROM requests WHERE done = 0").first?.integer("n") == 0)
-        for row in try database.query("SELECT id, file_length, file_ranges FROM tasks WHERE kind = 'file'") {
+        let (integrity, pending, rows) = try await Self.offPool {
+            let database = try SQLiteDatabase(path: home.appendingPathComponent("queue.sqlite").path)
+            return (
+                try database.query("PRAGMA integrity_check").first?.text("integrity_check"),
+                try database.query("SELECT COUNT(*) AS n FROM requests WHERE done = 0").first?.integer("n"),
+                try database.query("SELECT id, file_length, file_ranges FROM tasks WHERE kind = 'file'")
+            )
+        }
+        #expect(integrity == "ok")
+        #expect(pending == 0)
+        for row in rows {
             let ranges = try JSONDecoder().decode(ByteRangeSet.self, from: Data((row.text("file_ranges") ?? "").utf8))
             let length = try #require(row.integer("file_length"))
             #expect(ranges == ByteRangeSet([ByteRange(0, length)]))
@@ -143,6 +153,14 @@ import Glibc
             .filter { $0.hasSuffix(".streamkit-partial") || $0.hasSuffix(".streamkit-tmp") } ?? []
         #expect(leftovers.isEmpty, "\(leftovers)")
         await nginx.stop()
+    }
+
+    /// Runs blocking SQLite work (opening after a kill recovers the WAL, closing checkpoints it
+    /// with fsyncs) on a Dispatch queue, not on a thread of the cooperative pool.
+    static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+        }
     }
 
     /// What the index and the disk say is complete right after a kill.

@@ -8,7 +8,9 @@ public enum DownloadEvent: Hashable, Sendable {
     case progress(DownloadTaskInfo)
     /// The task's receive speed, bytes a second, sent with each progress event.
     case speed(id: String, bytesPerSecond: Double)
-    /// Post-processing (writing the package's playlists and manifest) advanced, 0...1.
+    /// Post-processing advanced, 0...1. Sent once, with 1, when a task's output is final (the file
+    /// renamed, the package's playlists written); HLS decrypts segments as they arrive, so there is
+    /// no separate pass with intermediate values yet.
     case postProcessing(id: String, fraction: Double)
     /// A task succeeded.
     case completed(DownloadTaskInfo)

@@ -93,7 +93,19 @@ public actor DownloadManager {
         }
         self.directory = directory
         self.configuration = configuration
-        lock = try DirectoryLock(directory: directory)
+        // A lock just released can stay held for a moment by a process being spawned elsewhere in
+        // this process (it shares the file until its exec closes it): try a few times.
+        var acquired: DirectoryLock?
+        for attempt in 1...10 {
+            do {
+                acquired = try DirectoryLock(directory: directory)
+                break
+            } catch  where error.kind == .directoryLocked && attempt < 10 {
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        guard let acquired else { throw DownloadManagerError(.directoryLocked, "\(directory.path) is locked") }
+        lock = acquired
         // Opening may create the file and switch it to WAL, which fsyncs: off the cooperative pool.
         let path = directory.appendingPathComponent("queue.sqlite").path
         index = try await offCooperativePool {
@@ -160,6 +172,11 @@ public actor DownloadManager {
         for subscriber in subscribers.values { subscriber.continuation.finish() }
         subscribers = [:]
         await client.shutdown()
+        // Fold the WAL into the database now, off the cooperative pool: the checkpoint fsyncs,
+        // which takes seconds on a busy disk, and SQLite would otherwise do it when the last
+        // connection closes, on whatever thread drops the manager.
+        let index = index
+        _ = await offCooperativePool { try? index.database.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
         lock.release()
     }
 

@@ -132,8 +132,15 @@ public enum DownloadQueueRemote {
             throw DownloadManagerError(.database, "\(error)")
         }
         let deadline = ContinuousClock.now + timeout
+        var unheld = 0
         while ContinuousClock.now < deadline {
             usleep(50_000)
+            // Nobody runs the queue (it exited meanwhile): no answer will come.
+            unheld = DirectoryLock.isHeld(directory: directory) ? 0 : unheld + 1
+            if unheld >= 20 {
+                _ = try? index.database.query("DELETE FROM requests WHERE seq = ?", [.integer(seq)])
+                throw DownloadManagerError(.noAnswer, "no process runs the queue in \(directory.path) any more")
+            }
             let rows = try index.database.query(
                 "SELECT answer FROM requests WHERE seq = ? AND done = 1", [.integer(seq)])
             if let answer = rows.first?.text("answer") {

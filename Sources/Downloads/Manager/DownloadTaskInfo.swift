@@ -96,7 +96,7 @@ public struct DownloadTaskInfo: Hashable, Sendable, Codable {
     public var bytesExpected: Int64?
     /// The current receive speed, bytes a second (0 when not running).
     public var bytesPerSecond: Double
-    /// Post-processing done (writing the package's playlists and manifest), 0...1.
+    /// Post-processing done, 0...1: 1 once the output is final (see ``DownloadEvent/postProcessing(id:fraction:)``).
     public var postProcessingProgress: Double
     /// Why the task last failed, in words naming the URL, status or file; `nil` after a success.
     public var lastError: String?
