@@ -21,8 +21,8 @@ public struct StreamKitCommand: ParsableCommand {
             .init("Record a live RTMP stream", "streamkit rtmp record rtmp://example.com/live/show -o show.flv"),
         ],
         subcommands: [
-            DemoCommand.self, DownloadCommand.self, ExportCommand.self, ServeCommand.self, InspectCommand.self,
-            RTMPCommand.self,
+            DemoCommand.self, DownloadCommand.self, ExportCommand.self, QueueCommand.self, ServeCommand.self,
+            InspectCommand.self, RTMPCommand.self,
         ],
         version: "streamkit \(streamKitVersion)")
 

@@ -46,7 +46,7 @@ import Testing
                   --codec <codecs>        HLS: only variants with one of these codecs (comma-separated prefixes: avc1, hvc1, av01).
                   --audio <audio>         HLS audio renditions: auto (the default one), all, none, a language, name:NAME. (default: auto)
                   --subs <subs>           HLS subtitles: all, none, a language, name:NAME. (default: all)
-                  -j, --connections <n>   HLS transfers at once. (default: 8)
+                  -j, --connections <n>   HLS: transfers at once (default 8). A file: range connections (default 1, one request).
                   --decrypt               Store AES-128 segments decrypted and drop their keys (SAMPLE-AES stays encrypted).
                   --skip-broken           Mark segments that still fail after retries as gaps and go on (exit code 2).
                   --limit-rate <rate>     At most this many bytes a second in all, such as 500k or 2M.

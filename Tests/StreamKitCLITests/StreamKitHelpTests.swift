@@ -26,6 +26,7 @@ import Testing
                 DOWNLOADS:
                   download                Download an HLS stream into a local package that plays offline, or a file; resumes when run again.
                   export                  Write a downloaded HLS package as one .ts or .mp4 file.
+                  queue                   Keep a persistent download queue: add, list, start, stop, remove, and run it.
 
                 PLAYBACK:
                   serve                   Serve the library over HTTP for offline playback.

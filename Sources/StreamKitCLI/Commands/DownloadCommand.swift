@@ -57,7 +57,10 @@ struct DownloadCommand: ParsableCommand {
     @Option(valueName: "audio", help: "HLS audio renditions: auto (the default one), all, none, a language, name:NAME.")
     var audio = "auto"
     @Option(valueName: "subs", help: "HLS subtitles: all, none, a language, name:NAME.") var subs = "all"
-    @Option(name: "connections", short: "j", valueName: "n", help: "HLS transfers at once.") var connections = 8
+    @Option(
+        name: "connections", short: "j", valueName: "n",
+        help: "HLS: transfers at once (default 8). A file: range connections (default 1, one request).")
+    var connections: Int?
     @Flag(help: "Store AES-128 segments decrypted and drop their keys (SAMPLE-AES stays encrypted).")
     var decrypt = false
     @Flag(help: "Mark segments that still fail after retries as gaps and go on (exit code 2).")
@@ -101,7 +104,7 @@ struct DownloadCommand: ParsableCommand {
         guard RenditionPreference(subs) != nil else {
             throw ValidationError("--subs must be all, none, a language or name:NAME, got '\(subs)'")
         }
-        guard (1...64).contains(connections) else {
+        if let connections, !(1...64).contains(connections) {
             throw ValidationError("--connections must be between 1 and 64, got \(connections)")
         }
         if let liveDuration, !(liveDuration > 0) {
@@ -118,7 +121,7 @@ struct DownloadCommand: ParsableCommand {
         let client = try HTTPClient(
             configuration: HTTPClientConfiguration(
                 userAgent: "streamkit/\(streamKitVersion)", environment: context.environment,
-                maximumConnectionsPerHost: max(connections, 8), globalReceiveRate: limitRate?.bytesPerSecond,
+                maximumConnectionsPerHost: max(connections ?? 8, 8), globalReceiveRate: limitRate?.bytesPerSecond,
                 bodyBufferLimit: 256 << 10, receiveBufferSize: 256 << 10))
         let retry = HTTPClientRetryPolicy(maximumAttempts: retries + 1)
         if await SourceProbe.isHLS(url, client: client, headers: requestHeaders, retry: retry) {
@@ -132,8 +135,19 @@ struct DownloadCommand: ParsableCommand {
         _ context: CommandContext, client: HTTPClient, headers: HTTPHeaders, retry: HTTPClientRetryPolicy
     ) async throws {
         let destination = try resolveDestination(context)
-        let request = HTTPClientRequest(url: url, headers: headers)
         let reporter = DownloadReporter(context: context, json: json, url: url, destination: destination)
+        if let connections, connections > 1 {
+            // N connections each buffer a body: smaller buffers keep the peak RSS under 40 MB at -j 8.
+            await client.shutdown()
+            let ranged = try HTTPClient(
+                configuration: HTTPClientConfiguration(
+                    userAgent: "streamkit/\(streamKitVersion)", environment: context.environment,
+                    maximumConnectionsPerHost: max(connections, 8), globalReceiveRate: limitRate?.bytesPerSecond,
+                    bodyBufferLimit: 128 << 10, receiveBufferSize: 128 << 10))
+            try await runRanged(destination: destination, reporter: reporter, client: ranged, headers: headers)
+            return
+        }
+        let request = HTTPClientRequest(url: url, headers: headers)
         let download = client.download(request, to: destination, options: HTTPFileDownloadOptions(retry: retry))
         let monitor = InterruptMonitor { download.cancel() }
         let started = ContinuousClock.now
@@ -163,6 +177,45 @@ struct DownloadCommand: ParsableCommand {
         (codecs ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
+    /// `-j N` on a file: N range connections (the download manager's engine), resumable through
+    /// `FILE.streamkit-ranges`.
+    private func runRanged(
+        destination: URL, reporter: DownloadReporter, client: HTTPClient, headers: HTTPHeaders
+    ) async throws {
+        let url = url
+        let options = RangedFileOptions(connections: connections ?? 1, maximumConsecutiveFailures: retries + 1)
+        let task = Task {
+            try await RangedFileDownload.run(
+                url: url, to: destination, client: client, headers: headers, options: options,
+                onProgress: { done, length in
+                    reporter.progress(
+                        HTTPClientProgress(
+                            bytesReceived: done, expectedLength: length, bytesTransferred: done, bytesPerSecond: nil))
+                })
+        }
+        let monitor = InterruptMonitor { task.cancel() }
+        defer { monitor.stop() }
+        let started = ContinuousClock.now
+        do {
+            let result = try await task.value
+            await client.shutdown()
+            reporter.completed(
+                HTTPFileDownloadResult(
+                    destination: destination, finalURL: url, byteCount: result.byteCount,
+                    resumedFrom: result.resumedFrom, bytesTransferred: result.byteCount - result.resumedFrom,
+                    restartedFromZero: false, attempts: 1, validator: result.validator),
+                elapsed: started.duration(to: .now))
+        } catch {
+            await client.shutdown()
+            if monitor.wasInterrupted || error is CancellationError {
+                reporter.interrupted(HTTPClientError(.cancelled, url: url, detail: "interrupted"))
+                throw ExitCode.interrupted
+            }
+            reporter.failed(HTTPClientError(.transportFailure, url: url, detail: "\(error)"))
+            throw ExitCode.failure
+        }
+    }
+
     private func runHLS(
         _ context: CommandContext, client: HTTPClient, headers: HTTPHeaders, retry: HTTPClientRetryPolicy
     ) async throws {
@@ -181,7 +234,7 @@ struct DownloadCommand: ParsableCommand {
             directory = URL(fileURLWithPath: library, isDirectory: true).appendingPathComponent(id, isDirectory: true)
         }
         let options = HLSDownloadOptions(
-            connections: connections, decrypt: decrypt, skipBroken: skipBroken, headers: headers,
+            connections: connections ?? 8, decrypt: decrypt, skipBroken: skipBroken, headers: headers,
             liveDuration: liveDuration.map { .milliseconds(Int64(($0 * 1000).rounded())) },
             maximumSegments: maxSegments, retry: retry)
         let job = HLSDownloadJob(source: url, selection: selection, options: options, packageDirectory: directory)
