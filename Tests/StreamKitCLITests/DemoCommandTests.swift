@@ -7,7 +7,7 @@ import Testing
 /// `streamkit demo`: the real binary, its sample from the resource bundle beside it.
 @Suite(.requires(.ffprobe)) struct DemoCommandTests {
     private static let steps = [
-        "[1/6] Origin", "[2/6] Download", "[3/6] Serve", "[4/6] Fetch the offline copy back",
+        "[1/6] Origin", "[2/6] Add it to a fresh download queue", "[3/6] Serve", "[4/6] Fetch the offline copy back",
         "[5/6] Stop the origin", "[6/6] Decode",
     ]
 
@@ -26,8 +26,12 @@ import Testing
         #expect(output.contains("11 segments, 1 key") && output.contains("byte-identical to the origin"), "\(output)")
         #expect(output.contains("ffprobe decoded 250 video frames and 432 audio frames"), "\(output)")
         #expect(output.contains("Try next:"))
-        // The progress of the download went to standard error, ending at every file.
-        #expect(demo.standardError.contains("12/12 files"), "\(demo.standardError)")
+        // The queue's task went through its states, its progress on standard error ending at 100%.
+        #expect(output.contains("[2/6] Add it to a fresh download queue") && output.contains(" success: "), "\(output)")
+        for change in ["preparing → ready", "ready → running", "running → success"] {
+            #expect(demo.standardError.contains(change), "\(demo.standardError)")
+        }
+        #expect(demo.standardError.contains("100.0%  653 KB"), "\(demo.standardError)")
         // The temporary library is gone.
         #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty)
     }
@@ -74,8 +78,8 @@ import Testing
 
                 Starts an origin on 127.0.0.1 serving the sample stream that ships with StreamKit (a
                 master playlist with a 320x180 variant, a 640x360 AES-128 variant and an English audio
-                rendition, ten seconds), downloads it into a fresh library in a temporary folder with
-                live progress, serves the offline copy, fetches its playlists, keys and every segment
+                rendition, ten seconds), adds it to a fresh download queue in a temporary folder and runs
+                it with live progress, serves the offline copy, fetches its playlists, keys and every segment
                 back through the local server and checks them byte for byte against the origin, stops
                 the origin and fetches it all again, and decodes the copy with ffprobe when it is
                 installed. Each step prints what it verified; any failure exits 1. With --serve it

@@ -12,8 +12,8 @@ struct DemoCommand: ParsableCommand {
         discussion: """
             Starts an origin on 127.0.0.1 serving the sample stream that ships with StreamKit (a
             master playlist with a 320x180 variant, a 640x360 AES-128 variant and an English audio
-            rendition, ten seconds), downloads it into a fresh library in a temporary folder with
-            live progress, serves the offline copy, fetches its playlists, keys and every segment
+            rendition, ten seconds), adds it to a fresh download queue in a temporary folder and runs
+            it with live progress, serves the offline copy, fetches its playlists, keys and every segment
             back through the local server and checks them byte for byte against the origin, stops
             the origin and fetches it all again, and decodes the copy with ffprobe when it is
             installed. Each step prints what it verified; any failure exits 1. With --serve it

@@ -48,18 +48,14 @@ final class DemoRun: Sendable {
         step(1, "Origin: the sample stream (320x180 clear, 640x360 AES-128, English audio, 10 s)")
         detail("serving \(masterURL)")
 
-        // 2. The download, with the same progress `streamkit download` draws.
-        step(2, "Download the best variant and its audio into a fresh library")
+        // 2. A fresh queue in the demo's home runs the download, with live progress.
+        step(2, "Add it to a fresh download queue and run it (best variant and its audio)")
         let library = home.appendingPathComponent("library")
-        let selection = HLSSelection()
-        let id = HLSDownloadJob.packageID(source: masterURL, selection: selection, decrypt: false)
-        let job = HLSDownloadJob(
-            source: masterURL, selection: selection, options: HLSDownloadOptions(progressInterval: .milliseconds(100)),
-            packageDirectory: library.appendingPathComponent(id))
-        let result = try await download(job)
+        let task = try await runQueue(masterURL)
+        let id = task.id
+        let packageDirectory = URL(fileURLWithPath: task.location, isDirectory: true)
         detail(
-            "\(result.files) files, \(ByteCountText.format(Double(result.bytes))), "
-                + "\(ByteCountText.fixed(result.duration, digits: 1)) s of media, in \(job.packageDirectory.path)")
+            "task \(id) \(task.state): \(ByteCountText.format(Double(task.bytesDone))) in \(packageDirectory.path)")
 
         // 3. The offline copy, served.
         let server = try MediaServer.start(configuration: MediaServer.Configuration(libraryRoot: library.path))
@@ -70,7 +66,7 @@ final class DemoRun: Sendable {
 
         // 4. Everything back through the local server, against the origin.
         step(4, "Fetch the offline copy back and compare it with the origin")
-        let manifest = try loadManifest(job.packageDirectory)
+        let manifest = try loadManifest(packageDirectory)
         let checked = try await verify(manifest, id: id, server: server.baseURL, fetchOrigin: true)
         detail("\(checked.summary): byte-identical to the origin")
 
@@ -98,6 +94,7 @@ final class DemoRun: Sendable {
             """
             Try next:
               streamkit download https://example.com/show/master.m3u8      keep a stream for offline play
+              streamkit queue add URL && streamkit queue run --exit-when-done   the same through the queue
               streamkit serve                                               serve the library on 127.0.0.1:12345
               streamkit export ID show.mp4                                  one file from a package
               streamkit inspect https://example.com/show/master.m3u8       what a playlist holds
@@ -136,24 +133,57 @@ final class DemoRun: Sendable {
         return origin
     }
 
-    private func download(_ job: HLSDownloadJob) async throws -> HLSDownloadResult {
-        let reporter = HLSDownloadReporter(context: context, json: false, job: job, inLibrary: true)
-        let download = HLSDownloader(client: client).start(job)
-        let monitor = InterruptMonitor { download.cancel() }
-        defer { monitor.stop() }
-        let events = Task { for await event in download.events { reporter.report(event) } }
+    /// Adds `url` to a new queue in the demo's home and runs it to the end, drawing the task's
+    /// progress; returns the finished task.
+    private func runQueue(_ url: String) async throws -> DownloadTaskInfo {
+        let manager: DownloadManager
         do {
-            let result = try await download.result()
-            await events.value
-            reporter.finishProgress()
-            return result
-        } catch let error as HLSDownloadError {
-            await events.value
-            if error.kind == .cancelled {
-                reporter.interrupted()
-                throw ExitCode.interrupted
+            manager = try await DownloadManager(
+                configuration: DownloadManagerConfiguration(
+                    directory: home, userAgent: "streamkit/\(streamKitVersion) demo"))
+        } catch {
+            throw DemoFailure("the queue cannot be opened in \(home.path): \(error)")
+        }
+        let display = ProgressDisplay(sink: context.errorOutput)
+        let events = await manager.events()
+        let added: DownloadTaskInfo
+        do {
+            added = try await manager.add(
+                DownloadRequest(url: url, kind: .hls, title: "StreamKit demo sample"), autoStart: true)
+        } catch {
+            await manager.close()
+            throw DemoFailure("the queue refused the task: \(error)")
+        }
+        let monitor = InterruptMonitor { Task { try? await manager.stopAll() } }
+        defer { monitor.stop() }
+        var outcome: Result<DownloadTaskInfo, DemoFailure>?
+        for await event in events {
+            switch event {
+            case .progress(let info) where info.id == added.id:
+                display.update([
+                    ProgressLine(
+                        label: info.id, fraction: info.progress, bytes: info.bytesDone, totalBytes: info.bytesExpected,
+                        totalIsEstimate: true, bytesPerSecond: info.bytesPerSecond > 0 ? info.bytesPerSecond : nil)
+                ])
+            case .stateChanged(let info, let from) where info.id == added.id:
+                display.message("      \(info.id): \(from) → \(info.state)\n")
+                if info.state == .stopped { outcome = .failure(DemoFailure("interrupted")) }
+            case .completed(let info) where info.id == added.id:
+                outcome = .success(info)
+            case .failed(let info, let error) where info.id == added.id:
+                outcome = .failure(DemoFailure("the download failed: \(error)"))
+            default:
+                break
             }
-            throw DemoFailure("the download failed: \(error)")
+            if outcome != nil { break }
+        }
+        display.finish()
+        await manager.close()
+        if monitor.wasInterrupted { throw ExitCode.interrupted }
+        switch outcome {
+        case .success(let info): return info
+        case .failure(let failure): throw failure
+        case nil: throw DemoFailure("the queue's events ended before the task did")
         }
     }
 
