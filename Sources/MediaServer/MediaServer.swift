@@ -1,4 +1,5 @@
 import Core
+import Foundation
 import HTTP
 
 /// The offline media server: the library under `/library/ID/...`, the library page at `/`, and
@@ -16,11 +17,17 @@ public final class MediaServer: Sendable {
         public var libraryRoot: String
         /// The HTTP server's address, limits, allowed hosts and origins.
         public var http: HTTPServerConfiguration
+        /// Reads the download queue for the page and `GET /api/tasks`; none shows no queue.
+        public var queue: (@Sendable () throws -> [QueueTaskSummary])?
 
         /// Serves `libraryRoot` with the HTTP settings `http` (loopback, a free port by default).
-        public init(libraryRoot: String, http: HTTPServerConfiguration = HTTPServerConfiguration()) {
+        public init(
+            libraryRoot: String, http: HTTPServerConfiguration = HTTPServerConfiguration(),
+            queue: (@Sendable () throws -> [QueueTaskSummary])? = nil
+        ) {
             self.libraryRoot = libraryRoot
             self.http = http
+            self.queue = queue
         }
     }
 
@@ -52,18 +59,27 @@ public final class MediaServer: Sendable {
         configuration: Configuration, additionalRoutes: HTTPRouter = HTTPRouter(), logger: Logger = .disabled
     ) throws -> MediaServer {
         let library = try MediaLibrary(root: configuration.libraryRoot)
-        var router = try routes(for: library)
+        var router = try routes(for: library, queue: configuration.queue)
         router.append(contentsOf: additionalRoutes)
         let http = try HTTPServer.start(configuration: configuration.http, router: router, logger: logger)
         return MediaServer(http: http, library: library)
     }
 
-    /// The library's routes, for composing into another router.
-    public static func routes(for library: MediaLibrary) throws -> HTTPRouter {
+    /// The library's routes (and the queue's, when there is one), for composing into another router.
+    public static func routes(
+        for library: MediaLibrary, queue: (@Sendable () throws -> [QueueTaskSummary])? = nil
+    ) throws -> HTTPRouter {
         let files = try HTTPStaticFileResponder(root: library.root)
         var router = HTTPRouter()
         router.get("/") { _ in
-            .html(LibraryPage.html(items: try library.items()))
+            .html(LibraryPage.html(items: try library.items(), tasks: try queue?()))
+        }
+        // The queue as JSON: `{"tasks": [...]}`, every field of ``QueueTaskSummary``; empty without a queue.
+        router.get("/api/tasks") { _ in
+            struct Body: Encodable { let tasks: [QueueTaskSummary] }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            return .json(Array(try encoder.encode(Body(tasks: try queue?() ?? []))))
         }
         router.get("/library") { _ in .redirect(to: "/") }
         router.get("/library/:id") { request in

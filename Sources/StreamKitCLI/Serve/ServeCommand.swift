@@ -61,14 +61,15 @@ struct ServeCommand: ParsableCommand {
     }
 
     func run(_ context: CommandContext) async throws {
+        let homePath = StreamKitHome.resolve(override: home, environment: context.environment)
         let libraryRoot: String
         if let root {
             libraryRoot = root
         } else {
-            libraryRoot = StreamKitHome.library(
-                in: StreamKitHome.resolve(override: home, environment: context.environment))
+            libraryRoot = StreamKitHome.library(in: homePath)
             try FileManager.default.createDirectory(atPath: libraryRoot, withIntermediateDirectories: true)
         }
+        let queueHome = URL(fileURLWithPath: homePath, isDirectory: true)
         Self.raiseDescriptorLimit()
         var http = HTTPServerConfiguration(host: host, port: UInt16(port))
         http.allowedOrigins = allowedOrigins
@@ -76,7 +77,10 @@ struct ServeCommand: ParsableCommand {
 
         let server: MediaServer
         do {
-            server = try MediaServer.start(configuration: .init(libraryRoot: libraryRoot, http: http))
+            server = try MediaServer.start(
+                configuration: .init(
+                    libraryRoot: libraryRoot, http: http,
+                    queue: { try QueueSummaries.read(home: queueHome, libraryRoot: libraryRoot) }))
         } catch {
             context.writeError("error: cannot serve on \(host):\(port): \(error)\n")
             throw ExitCode.failure
