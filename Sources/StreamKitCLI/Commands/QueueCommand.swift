@@ -395,6 +395,7 @@ struct QueueRunCommand: ParsableCommand {
             if interrupted.withLock({ $0 }) {
                 await manager.close()
                 await events.value
+                printer.finish()
                 if !json { context.writeError("Interrupted; running tasks will resume next time.\n") }
                 throw ExitCode.interrupted
             }
@@ -406,6 +407,7 @@ struct QueueRunCommand: ParsableCommand {
         let tasks = await manager.allTasks()
         await manager.close()
         await events.value
+        printer.finish()
         let failed = tasks.filter { $0.state == .failed }
         if !json {
             context.writeError(
@@ -416,15 +418,17 @@ struct QueueRunCommand: ParsableCommand {
     }
 }
 
-/// Draws `queue run`: state changes as lines, progress redrawn or printed every 2 s, or JSON lines.
+/// Draws `queue run`: state changes as lines, one progress line per running task (redrawn in
+/// place on a terminal, every 2 s otherwise, through ``ProgressDisplay``), or JSON lines.
 final class QueueRunPrinter: Sendable {
     private let context: CommandContext
     private let json: Bool
-    private let lastLine = Mutex<ContinuousClock.Instant?>(nil)
+    private let display: ProgressDisplay
 
     init(context: CommandContext, json: Bool) {
         self.context = context
         self.json = json
+        display = ProgressDisplay(sink: context.errorOutput)
     }
 
     func print(_ event: DownloadEvent) {
@@ -450,29 +454,36 @@ final class QueueRunPrinter: Sendable {
         }
         switch event {
         case .stateChanged(let info, let from):
-            context.writeError("\(info.id) \(from) -> \(info.state)  \(info.title)\n")
+            display.message("\(info.id) \(from) -> \(info.state)  \(info.title)\n")
         case .failed(let info, let error):
-            context.writeError("\(info.id) failed: \(error.detail)\n")
+            display.message("\(info.id) failed: \(error.detail)\n")
         case .completed(let info):
-            context.writeError("\(info.id) done: \(info.location)\n")
+            display.message("\(info.id) done: \(info.location)\n")
         default:
             break
         }
     }
 
-    /// A progress line for the running tasks every 2 s (not with --json).
+    /// The running tasks' progress, a line each, labelled by title.
     func tick(_ tasks: [DownloadTaskInfo]) {
         guard !json else { return }
-        let due = lastLine.withLock { last in
-            if let previous = last, previous.duration(to: .now) < .seconds(2) { return false }
-            last = .now
-            return true
-        }
-        guard due else { return }
-        for task in tasks where task.state == .running {
-            context.writeError(
-                "\(task.id) \(String(format: "%5.1f%%", task.progress * 100)) \(ByteFormat.short(task.bytesDone))"
-                    + " at \(ByteFormat.short(Int64(task.bytesPerSecond)))/s  \(task.title)\n")
-        }
+        let running = tasks.filter { $0.state == .running }
+        guard !running.isEmpty else { return }
+        display.update(
+            running.map { task in
+                let left =
+                    task.bytesExpected.map { total in
+                        task.bytesPerSecond > 0 ? Double(max(total - task.bytesDone, 0)) / task.bytesPerSecond : nil
+                    } ?? nil
+                return ProgressLine(
+                    label: task.title, fraction: task.bytesExpected == nil ? nil : task.progress, bytes: task.bytesDone,
+                    totalBytes: task.bytesExpected, bytesPerSecond: task.bytesPerSecond > 0 ? task.bytesPerSecond : nil,
+                    secondsRemaining: left)
+            })
+    }
+
+    /// Ends the progress lines before the summary.
+    func finish() {
+        if !json { display.finish() }
     }
 }
