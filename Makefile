@@ -22,10 +22,9 @@ test: deps lint
 	$(SWIFT) build --build-tests $(STRICT)
 	$(SWIFT) test --skip-build
 
-# The most complete real job the tool has so far; becomes `streamkit demo` with its issue.
+# The whole product on this machine, offline: `streamkit demo` (docs/CLI.md).
 demo: release
-	.build/release/streamkit --help
-	.build/release/streamkit --version
+	.build/release/streamkit demo
 
 format:
 	$(SWIFT) format --in-place --recursive --parallel Package.swift Sources Tests

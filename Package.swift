@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "FLV", targets: ["FLV"]),
         .library(name: "RTMP", targets: ["RTMP"]),
         .library(name: "MediaCache", targets: ["MediaCache"]),
+        .library(name: "Downloads", targets: ["Downloads"]),
         .library(name: "MediaServer", targets: ["MediaServer"]),
         .executable(name: "streamkit", targets: ["streamkit"]),
     ],
@@ -64,14 +65,24 @@ let package = Package(
         // Wire formats and the RTMP client: AMF0/AMF3 values, FLV files, RTMP state machines and the socket edge.
         .target(name: "AMF", dependencies: ["Core"], swiftSettings: strictSettings),
         .target(name: "FLV", dependencies: ["Core", "AMF"], swiftSettings: strictSettings),
-        .target(name: "RTMP", dependencies: ["Core", "AMF", "FLV"], swiftSettings: strictSettings),
+        .target(
+            name: "RTMP",
+            dependencies: ["Core", "AMF", "FLV", .target(name: "CLinuxSystem", condition: linuxOnly)],
+            swiftSettings: strictSettings),
         .target(
             name: "HLS",
             dependencies: ["Core"],
             swiftSettings: strictSettings),
+        // Download jobs: HLS streams into local packages (segments, keys, maps, byte ranges, live), export.
+        .target(
+            name: "Downloads",
+            dependencies: ["Core", "HTTP", "HLS"],
+            swiftSettings: strictSettings),
         .target(
             name: "StreamKitCLI",
-            dependencies: ["Core", "HTTP", "HLS", "RTMP", "FLV", "MediaCache", "MediaServer"],
+            dependencies: ["Core", "HTTP", "HLS", "RTMP", "FLV", "Downloads", "MediaCache", "MediaServer"],
+            // The sample stream `streamkit demo` serves (scripts/make-demo-sample.sh).
+            resources: [.copy("DemoSample")],
             swiftSettings: strictSettings),
         .executableTarget(
             name: "streamkit",
@@ -124,8 +135,14 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport", "Core"], swiftSettings: strictSettings),
         .testTarget(
+            name: "DownloadsTests", dependencies: ["Downloads", "HLS", "HTTP", "MediaServer", "Core", "TestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "StreamKitCLITests",
-            dependencies: ["StreamKitCLI", "Core", "HTTP", "HLS", "MediaCache", "TestSupport"],
+            dependencies: [
+                "StreamKitCLI", "Core", "HTTP", "HLS", "Downloads", "MediaCache", "MediaServer", "RTMP", "TestSupport",
+            ],
+            exclude: ["HelpSnapshots"],
             swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

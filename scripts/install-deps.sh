@@ -3,7 +3,7 @@
 # Fast when everything is present: one dpkg query, no network.
 set -euo pipefail
 
-packages=(libcurl4-openssl-dev libssl-dev libsqlite3-dev ffmpeg libnginx-mod-rtmp curl openssl rtmpdump)
+packages=(libcurl4-openssl-dev libssl-dev libsqlite3-dev ffmpeg libnginx-mod-rtmp curl openssl rtmpdump tmux chromium)
 # nginx-light, or any nginx flavour that provides the binary.
 nginx_package=nginx-light
 

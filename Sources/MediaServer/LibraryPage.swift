@@ -1,10 +1,10 @@
 /// The HTML page at `/`: what the library holds, with a link to play each item.
 enum LibraryPage {
-    static func html(items: [MediaLibraryItem]) -> String {
+    static func html(items: [MediaLibraryItem], tasks: [QueueTaskSummary]? = nil) -> String {
         var rows = ""
         for item in items {
             rows += """
-                <tr><td>\(escape(item.title))</td><td>downloaded</td><td>\(formatSize(item.size))</td>\
+                <tr><td>\(escape(item.title))</td><td>\(escape(item.state))</td><td>\(formatSize(item.size))</td>\
                 <td>\(item.duration.map(formatDuration) ?? "")</td>\
                 <td><a href="\(escape(item.playPath))">\(escape(item.entry))</a></td></tr>
 
@@ -25,19 +25,52 @@ enum LibraryPage {
             <html lang="en">
             <head>
             <meta charset="utf-8">
+            <meta http-equiv="refresh" content="5">
             <title>StreamKit library</title>
             <style>
             body { font-family: system-ui, sans-serif; margin: 2em; }
             table { border-collapse: collapse; }
-            th, td { padding: 0.3em 1em; text-align: left; border-bottom: 1px solid #ddd; }
+            th, td { padding: 0.3em 1em; text-align: left; border-bottom: 1px solid #ddd; white-space: nowrap; }
+            td.error { white-space: normal; }
             </style>
             </head>
             <body>
             <h1>StreamKit library</h1>
             \(body)
+            \(tasks.map(queueSection) ?? "")
             </body>
             </html>
 
+            """
+    }
+
+    /// The download queue: each task's title, state, progress, size, speed and error, a play link
+    /// once it is in the library.
+    static func queueSection(_ tasks: [QueueTaskSummary]) -> String {
+        guard !tasks.isEmpty else { return "<h2>Download queue</h2>\n<p>The queue is empty.</p>" }
+        var rows = ""
+        for task in tasks {
+            let percent = Int((min(max(task.progress, 0), 1) * 100).rounded(.down))
+            let size =
+                formatSize(task.bytesDone) + (task.bytesExpected.map { " of " + formatSize($0) } ?? "")
+            let speed =
+                task.state == "running" && task.bytesPerSecond > 0 ? formatSize(Int64(task.bytesPerSecond)) + "/s" : ""
+            let play = task.playPath.map { "<a href=\"\(escape($0))\">play</a>" } ?? ""
+            rows += """
+                <tr><td>\(escape(task.title))</td><td>\(escape(task.state))</td>\
+                <td><progress max="100" value="\(percent)">\(percent)%</progress> \(percent)%</td>\
+                <td>\(size)</td><td>\(speed)</td><td class="error">\(escape(task.error ?? ""))</td><td>\(play)</td></tr>
+
+                """
+        }
+        return """
+            <h2>Download queue</h2>
+            <table>
+            <thead><tr><th>Title</th><th>State</th><th>Progress</th><th>Size</th><th>Speed</th><th>Error</th>\
+            <th>Play</th></tr></thead>
+            <tbody>
+            \(rows)</tbody>
+            </table>
             """
     }
 

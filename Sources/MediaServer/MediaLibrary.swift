@@ -12,8 +12,11 @@ import Darwin
 public struct MediaLibraryItem: Hashable, Sendable {
     /// The folder's name, which is the item's id in URLs (`/library/ID/index.m3u8`).
     public let id: String
-    /// What the page shows; the folder name until the download manager records titles.
+    /// What the page shows: the title a package records (`package.json`'s `title`), else its
+    /// source URL without the scheme, else the folder name.
     public let title: String
+    /// Where the download stands, from `package.json`'s `status` (`downloaded` without one).
+    public let state: String
     /// Bytes of every file in the folder.
     public let size: Int64
     /// The playlist's duration in seconds (the sum of `EXTINF`), when it could be read.
@@ -57,12 +60,43 @@ public struct MediaLibrary: Sendable {
             guard fileManager.fileExists(atPath: entry, isDirectory: &isDirectory), !isDirectory.boolValue else {
                 continue
             }
+            let record = Self.packageRecord(in: folder)
             items.append(
                 MediaLibraryItem(
-                    id: name, title: name, size: Self.size(ofFolder: folder),
+                    id: name, title: record?.displayTitle ?? name, state: record?.displayState ?? "downloaded",
+                    size: Self.size(ofFolder: folder),
                     duration: Self.duration(ofPlaylist: entry, in: folder), entry: Self.entryName))
         }
         return items.sorted { $0.title.lowercased() < $1.title.lowercased() }
+    }
+
+    /// What the page reads from a package's `package.json` (written by the Downloads module).
+    struct PackageRecord: Decodable {
+        var title: String?
+        var source: String?
+        var status: String?
+
+        var displayTitle: String? {
+            if let title, !title.isEmpty { return title }
+            guard let source, let components = URLComponents(string: source), let host = components.host else {
+                return nil
+            }
+            return host + (components.port.map { ":\($0)" } ?? "") + components.path
+        }
+
+        var displayState: String {
+            switch status {
+            case nil, "complete": "downloaded"
+            case "completeWithGaps": "downloaded, with gaps"
+            case "cancelled": "stopped"
+            case let other?: other
+            }
+        }
+    }
+
+    static func packageRecord(in folder: String) -> PackageRecord? {
+        guard let data = FileManager.default.contents(atPath: folder + "/package.json") else { return nil }
+        return try? JSONDecoder().decode(PackageRecord.self, from: data)
     }
 
     /// `component` percent-encoded for one path segment.

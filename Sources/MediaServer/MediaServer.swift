@@ -1,4 +1,5 @@
 import Core
+import Foundation
 import HTTP
 import MediaCache
 
@@ -18,16 +19,20 @@ public final class MediaServer: Sendable {
         public var libraryRoot: String
         /// The HTTP server's address, limits, allowed hosts and origins.
         public var http: HTTPServerConfiguration
+        /// Reads the download queue for the page and `GET /api/tasks`; none shows no queue.
+        public var queue: (@Sendable () throws -> [QueueTaskSummary])?
         /// The cache the proxy routes read through; no proxy routes when `nil`.
         public var cache: MediaCache?
 
         /// Serves `libraryRoot` with the HTTP settings `http` (loopback, a free port by default),
-        /// and the caching proxy when `cache` is given.
+        /// the queue `queue` reads, and the caching proxy when `cache` is given.
         public init(
-            libraryRoot: String, http: HTTPServerConfiguration = HTTPServerConfiguration(), cache: MediaCache? = nil
+            libraryRoot: String, http: HTTPServerConfiguration = HTTPServerConfiguration(),
+            queue: (@Sendable () throws -> [QueueTaskSummary])? = nil, cache: MediaCache? = nil
         ) {
             self.libraryRoot = libraryRoot
             self.http = http
+            self.queue = queue
             self.cache = cache
         }
     }
@@ -60,7 +65,7 @@ public final class MediaServer: Sendable {
         configuration: Configuration, additionalRoutes: HTTPRouter = HTTPRouter(), logger: Logger = .disabled
     ) throws -> MediaServer {
         let library = try MediaLibrary(root: configuration.libraryRoot)
-        var router = try routes(for: library)
+        var router = try routes(for: library, queue: configuration.queue)
         if let cache = configuration.cache {
             router.append(
                 contentsOf: ProxyRoutes.routes(cache: cache, allowedOrigins: configuration.http.allowedOrigins))
@@ -70,12 +75,21 @@ public final class MediaServer: Sendable {
         return MediaServer(http: http, library: library)
     }
 
-    /// The library's routes, for composing into another router.
-    public static func routes(for library: MediaLibrary) throws -> HTTPRouter {
+    /// The library's routes (and the queue's, when there is one), for composing into another router.
+    public static func routes(
+        for library: MediaLibrary, queue: (@Sendable () throws -> [QueueTaskSummary])? = nil
+    ) throws -> HTTPRouter {
         let files = try HTTPStaticFileResponder(root: library.root)
         var router = HTTPRouter()
         router.get("/") { _ in
-            .html(LibraryPage.html(items: try library.items()))
+            .html(LibraryPage.html(items: try library.items(), tasks: try queue?()))
+        }
+        // The queue as JSON: `{"tasks": [...]}`, every field of ``QueueTaskSummary``; empty without a queue.
+        router.get("/api/tasks") { _ in
+            struct Body: Encodable { let tasks: [QueueTaskSummary] }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            return .json(Array(try encoder.encode(Body(tasks: try queue?() ?? []))))
         }
         router.get("/library") { _ in .redirect(to: "/") }
         router.get("/library/:id") { request in

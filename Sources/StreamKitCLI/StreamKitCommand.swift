@@ -11,8 +11,10 @@ public struct StreamKitCommand: ParsableCommand {
             from 127.0.0.1, caches progressive media as it plays, and records and publishes RTMP.
             """,
         examples: [
-            .init("Show the version", "streamkit --version"),
+            .init("See everything work on this machine, offline", "streamkit demo"),
             .init("Summarize a playlist", "streamkit inspect index.m3u8"),
+            .init(
+                "Keep an HLS stream for offline play", "streamkit download https://example.com/show/master.m3u8"),
             .init(
                 "Download a file, resuming if run again", "streamkit download https://example.com/talk.mp4 -o talk.mp4"),
             .init("Serve the library for offline playback", "streamkit serve --port 12345"),
@@ -20,8 +22,8 @@ public struct StreamKitCommand: ParsableCommand {
             .init("Record a live RTMP stream", "streamkit rtmp record rtmp://example.com/live/show -o show.flv"),
         ],
         subcommands: [
-            DownloadCommand.self, ServeCommand.self, PlayCommand.self, CacheCommand.self, InspectCommand.self,
-            RTMPCommand.self,
+            DemoCommand.self, DownloadCommand.self, ExportCommand.self, QueueCommand.self, ServeCommand.self,
+            PlayCommand.self, CacheCommand.self, InspectCommand.self, RTMPCommand.self,
         ],
         version: "streamkit \(streamKitVersion)")
 

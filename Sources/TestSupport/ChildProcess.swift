@@ -1,3 +1,4 @@
+import Core
 import Foundation
 import Synchronization
 
@@ -223,22 +224,14 @@ public final class ProcessRegistry: Sendable {
         }
     }
 
-    /// Replaces the file with a temporary one renamed over it, without `fsync`: the file only has
-    /// to survive this process, not the machine, and an fsync here (Foundation's atomic write
-    /// makes one) blocks a cooperative thread for seconds while other tests write to the disk.
+    /// Replaces the file whole, without `fsync`: it only has to outlive this process, and the
+    /// sync of Foundation's atomic write blocked a cooperative thread for seconds, at every child
+    /// started or stopped, while other tests wrote to the disk.
     private func persist(_ snapshot: Set<pid_t>) {
-        let bytes = Array(snapshot.map(String.init).joined(separator: "\n").utf8)
         let path = TestRun.processGroupFile.path
-        let temporary = path + ".\(UUID().uuidString.prefix(8))"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { return }
-        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        close(descriptor)
-        if written == bytes.count {
-            rename(temporary, path)
-        } else {
-            unlink(temporary)
-        }
+        try? AtomicFile.write(
+            Array(snapshot.map(String.init).joined(separator: "\n").utf8), to: path,
+            temporaryPath: path + ".\(UUID().uuidString.prefix(8))")
     }
 }
 

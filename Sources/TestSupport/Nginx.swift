@@ -63,12 +63,22 @@ public final class Nginx: Sendable {
     ///   - root: The directory served at `/`.
     ///   - limitRatePerConnection: Bytes a second each response may send (`limit_rate`); none when `nil`.
     ///   - honourRange: When false, nginx ignores `Range` and answers 200 with the whole file (`max_ranges 0`).
+    ///   - unthrottledHeader: A request header (such as `X-Unthrottled`) whose presence lifts
+    ///     `limitRatePerConnection` for that request, so a test can finish a throttled job quickly.
     /// - Throws: ``TestSupportError`` when nginx is missing or does not start.
     public static func `static`(
-        root: URL, limitRatePerConnection: Int? = nil, honourRange: Bool = true
+        root: URL, limitRatePerConnection: Int? = nil, honourRange: Bool = true, unthrottledHeader: String? = nil
     ) async throws -> Nginx {
         var location = "root \(root.path);\n"
-        if let limitRatePerConnection { location += "            limit_rate \(limitRatePerConnection);\n" }
+        if let limitRatePerConnection {
+            if let unthrottledHeader {
+                let variable = "$http_" + unthrottledHeader.lowercased().replacingOccurrences(of: "-", with: "_")
+                location += "            set $limit_rate \(limitRatePerConnection);\n"
+                location += "            if (\(variable)) { set $limit_rate 0; }\n"
+            } else {
+                location += "            limit_rate \(limitRatePerConnection);\n"
+            }
+        }
         if !honourRange { location += "            max_ranges 0;\n" }
         return try await launch(name: "nginx-static", tool: .nginx, modules: "", rtmp: nil) { directory, port in
             """
@@ -201,15 +211,20 @@ public struct RTMPApplication: Sendable {
     public var hlsFragmentSeconds: Int
     /// The HLS playlist length in seconds.
     public var hlsPlaylistSeconds: Int
+    /// Whether nginx deletes fragments that left the playlist (`hls_cleanup`); off keeps them all
+    /// for a test to compare with.
+    public var hlsCleanup: Bool
 
     public init(
-        name: String, live: Bool = true, hls: Bool = false, hlsFragmentSeconds: Int = 2, hlsPlaylistSeconds: Int = 10
+        name: String, live: Bool = true, hls: Bool = false, hlsFragmentSeconds: Int = 2, hlsPlaylistSeconds: Int = 10,
+        hlsCleanup: Bool = true
     ) {
         self.name = name
         self.live = live
         self.hls = hls
         self.hlsFragmentSeconds = hlsFragmentSeconds
         self.hlsPlaylistSeconds = hlsPlaylistSeconds
+        self.hlsCleanup = hlsCleanup
     }
 
     func configuration(hlsRoot: URL) -> String {
@@ -218,6 +233,7 @@ public struct RTMPApplication: Sendable {
             lines += [
                 "    hls on;", "    hls_path \(hlsRoot.path)/\(name);", "    hls_fragment \(hlsFragmentSeconds)s;",
                 "    hls_playlist_length \(hlsPlaylistSeconds)s;",
+                "    hls_cleanup \(hlsCleanup ? "on" : "off");",
             ]
         }
         lines.append("}")

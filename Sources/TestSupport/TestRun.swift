@@ -39,9 +39,19 @@ public enum TestRun {
     /// The file listing this run's live process groups, one a line, for the sweep of a later run.
     static var processGroupFile: URL { directory.appendingPathComponent("process-groups") }
 
+    /// Kills the process groups that runs whose process is gone recorded, and removes their
+    /// directories. The removal (gigabytes, after a run of the large-file tests) happens on a
+    /// background queue after a rename: done inline it held the first test that touched this
+    /// type, and every test waiting on the same lazy value, for seconds, starving the
+    /// cooperative pool that every other test shares.
     private static func sweepStaleRuns() {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: baseDirectory.path) else { return }
+        var trash: [URL] = []
         for entry in entries {
+            if entry.hasPrefix(".trash-") {
+                trash.append(baseDirectory.appendingPathComponent(entry))
+                continue
+            }
             guard let owner = pid_t(entry), owner != getpid() else { continue }
             if kill(owner, 0) == 0 || errno == EPERM { continue }
             let runDirectory = baseDirectory.appendingPathComponent(entry)
@@ -50,7 +60,13 @@ public enum TestRun {
             for line in groups.split(separator: "\n") {
                 if let group = pid_t(line), group > 1 { kill(-group, SIGKILL) }
             }
-            try? FileManager.default.removeItem(at: runDirectory)
+            let renamed = baseDirectory.appendingPathComponent(".trash-\(entry)-\(UUID().uuidString.prefix(8))")
+            if rename(runDirectory.path, renamed.path) == 0 { trash.append(renamed) }
+        }
+        guard !trash.isEmpty else { return }
+        let directories = trash
+        DispatchQueue.global(qos: .utility).async {
+            for directory in directories { try? FileManager.default.removeItem(at: directory) }
         }
     }
 }

@@ -24,6 +24,8 @@ public struct Tool: Hashable, Sendable, CustomStringConvertible {
     public static let openssl = Tool("openssl")
     public static let curl = Tool("curl")
     public static let rtmpdump = Tool("rtmpdump")
+    public static let tmux = Tool("tmux")
+    public static let chromium = Tool("chromium")
 
     /// The executable's full path, or `nil` when it is not installed.
     public var path: String? {

@@ -146,26 +146,29 @@ func write(_ text: String, _ name: String, in directory: URL) throws {
     @Test func extraRoutesPlugIn() async throws {
         let root = try TestRun.makeTemporaryDirectory("library-extra")
         var extra = HTTPRouter()
-        extra.get("/api/tasks") { _ in .json(Array("[]".utf8)) }
-        extra.post("/api/tasks") { request in .json(request.body, status: HTTPStatus(201)) }
+        extra.get("/api/extra") { _ in .json(Array("[]".utf8)) }
+        extra.post("/api/extra") { request in .json(request.body, status: HTTPStatus(201)) }
         let server = try MediaServer.start(configuration: .init(libraryRoot: root.path), additionalRoutes: extra)
         let port = server.port
         let token = server.accessToken
         let (list, refused, created) = try await runBlocking {
             () -> (RawHTTPResponse, RawHTTPResponse, RawHTTPResponse) in
             let connection = try RawHTTPConnection(port: port)
-            try connection.send("GET /api/tasks HTTP/1.1\r\nHost: localhost:\(port)\r\n\r\n")
+            try connection.send("GET /api/extra HTTP/1.1\r\nHost: localhost:\(port)\r\n\r\n")
             let list = try connection.readResponse()
-            try connection.send("POST /api/tasks HTTP/1.1\r\nHost: localhost:\(port)\r\nContent-Length: 2\r\n\r\n{}")
+            try connection.send("POST /api/extra HTTP/1.1\r\nHost: localhost:\(port)\r\nContent-Length: 2\r\n\r\n{}")
             let refused = try connection.readResponse()
             try connection.send(
-                "POST /api/tasks HTTP/1.1\r\nHost: localhost:\(port)\r\nAuthorization: Bearer \(token)\r\n"
+                "POST /api/extra HTTP/1.1\r\nHost: localhost:\(port)\r\nAuthorization: Bearer \(token)\r\n"
                     + "Content-Length: 2\r\n\r\n{}")
             return (list, refused, try connection.readResponse())
         }
         #expect(list.status == 200 && list.text == "[]" && list.header("Content-Type") == "application/json")
         #expect(refused.status == 401)
         #expect(created.status == 201 && created.text == "{}")
+        // The queue's own route answers even without a queue: an empty list.
+        let tasks = try await LibraryServer(root: root, server: server).get("/api/tasks")
+        #expect(tasks.status == 200 && tasks.text == #"{"tasks":[]}"#, "\(tasks.text)")
         await server.shutdown()
     }
 }

@@ -20,8 +20,13 @@ import Testing
                   --version               Show the version.
                   -h, --help              Show help information.
 
+                GETTING STARTED:
+                  demo                    Show StreamKit working end to end on this machine, with no network.
+
                 DOWNLOADS:
-                  download                Download a file over HTTP or HTTPS, resuming where an earlier run stopped.
+                  download                Download an HLS stream into a local package that plays offline, or a file; resumes when run again.
+                  export                  Write a downloaded HLS package as one .ts or .mp4 file.
+                  queue                   Keep a persistent download queue: add, list, start, stop, remove, and run it.
 
                 PLAYBACK:
                   serve                   Serve the library over HTTP for offline playback, and the caching proxy.
@@ -37,10 +42,12 @@ import Testing
                   See 'streamkit help <command>' for help on a command.
 
                 EXAMPLES:
-                  Show the version:
-                    streamkit --version
+                  See everything work on this machine, offline:
+                    streamkit demo
                   Summarize a playlist:
                     streamkit inspect index.m3u8
+                  Keep an HLS stream for offline play:
+                    streamkit download https://example.com/show/master.m3u8
                   Download a file, resuming if run again:
                     streamkit download https://example.com/talk.mp4 -o talk.mp4
                   Serve the library for offline playback:

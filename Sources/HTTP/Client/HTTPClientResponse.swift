@@ -45,6 +45,10 @@ public struct HTTPClientResponse: Sendable {
         /// Bytes received and not yet read.
         public var bufferedByteCount: Int { reader.channel.bufferedByteCount }
 
+        /// Stops the transfer when the rest of the body is not wanted (dropping the response does
+        /// the same); reading it afterwards fails with `cancelled`.
+        public func cancel() { reader.cancel() }
+
         public func makeAsyncIterator() -> Iterator { Iterator(reader: reader) }
 
         /// Reads chunks in order.

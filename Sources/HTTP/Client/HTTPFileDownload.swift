@@ -45,6 +45,24 @@ public struct HTTPFileDownloadResult: Hashable, Sendable {
     public var restartedFromZero: Bool
     /// Requests made.
     public var attempts: Int
+    /// The validator of the file written (its strong ETag, else its Last-Modified date), if the
+    /// server sent one: what a later download of the same resource can be checked against.
+    public var validator: HTTPClientRequest.IfRange?
+
+    /// Creates a result.
+    public init(
+        destination: URL, finalURL: String, byteCount: Int64, resumedFrom: Int64, bytesTransferred: Int64,
+        restartedFromZero: Bool, attempts: Int, validator: HTTPClientRequest.IfRange? = nil
+    ) {
+        self.destination = destination
+        self.finalURL = finalURL
+        self.byteCount = byteCount
+        self.resumedFrom = resumedFrom
+        self.bytesTransferred = bytesTransferred
+        self.restartedFromZero = restartedFromZero
+        self.attempts = attempts
+        self.validator = validator
+    }
 }
 
 /// Where a download keeps its partial data and resume record: next to the destination.
@@ -264,7 +282,8 @@ private struct FileDownloadRunner {
         try? FileManager.default.removeItem(at: recordPath)
         return HTTPFileDownloadResult(
             destination: destination, finalURL: finalURL, byteCount: machine.offset, resumedFrom: machine.resumedFrom,
-            bytesTransferred: transferred, restartedFromZero: machine.restartedFromZero, attempts: machine.attempts)
+            bytesTransferred: transferred, restartedFromZero: machine.restartedFromZero, attempts: machine.attempts,
+            validator: machine.validator)
     }
 
     /// The partial data an earlier run left, if its record matches this URL.
@@ -286,7 +305,9 @@ private struct FileDownloadRunner {
     private func save(_ record: ResumeRecord) throws {
         do {
             let data = try JSONEncoder().encode(record)
-            try data.write(to: recordPath, options: .atomic)
+            // Replaced whole, without Foundation's fsync (one per file would cost an HLS download a
+            // sync per segment); a record torn by a power loss fails to decode and the file restarts.
+            try AtomicFile.write(data, to: recordPath.path, temporaryPath: recordPath.path + ".streamkit-tmp")
         } catch {
             throw HTTPClientError(.fileWriteFailed, url: request.url, detail: "saving \(recordPath.path): \(error)")
         }

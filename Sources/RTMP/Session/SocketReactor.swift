@@ -1,58 +1,16 @@
 #if os(Linux)
+import CLinuxSystem
 import Glibc
 import Synchronization
 
-/// epoll(7) and eventfd(2), looked up at run time: Swift's Glibc module does not export
-/// `<sys/epoll.h>`, and these functions are libc's own (no library beyond the C library).
+/// epoll(7) and eventfd(2) through the CLinuxSystem declarations (Swift's Glibc module leaves them out).
 private enum LinuxEvents {
-    typealias Create = @convention(c) (Int32) -> Int32
-    typealias Control = @convention(c) (Int32, Int32, Int32, UnsafeMutableRawPointer?) -> Int32
-    typealias Wait = @convention(c) (Int32, UnsafeMutableRawPointer?, Int32, Int32) -> Int32
-    typealias EventFD = @convention(c) (UInt32, Int32) -> Int32
-
-    static let create: Create? = lookup("epoll_create1")
-    static let control: Control? = lookup("epoll_ctl")
-    static let wait: Wait? = lookup("epoll_wait")
-    static let eventFD: EventFD? = lookup("eventfd")
-
-    // Linux ABI values, the same on x86_64 and arm64.
-    static let controlAdd: Int32 = 1
-    static let controlDelete: Int32 = 2
-    static let controlModify: Int32 = 3
-    static let input: UInt32 = 0x001
-    static let output: UInt32 = 0x004
-    static let error: UInt32 = 0x008
-    static let hangUp: UInt32 = 0x010
-    static let readHangUp: UInt32 = 0x2000
-    static let oneShot: UInt32 = 1 << 30
-    static let closeOnExec: Int32 = 0o2_000_000
-    static let nonBlocking: Int32 = 0o4_000
-
-    /// `struct epoll_event` is packed on x86_64 (12 bytes: events, then data at 4) and naturally
-    /// aligned elsewhere (16 bytes, data at 8); only the descriptor is kept in `data`.
-    #if arch(x86_64)
-    static let eventSize = 12
-    static let dataOffset = 4
-    #else
-    static let eventSize = 16
-    static let dataOffset = 8
-    #endif
-
-    static var isAvailable: Bool { create != nil && control != nil && wait != nil && eventFD != nil }
-
-    private static func lookup<Function>(_ name: String) -> Function? {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return nil }
-        return unsafeBitCast(symbol, to: Function.self)
-    }
-
-    /// `epoll_ctl` with an event of `events` for `descriptor`.
+    /// `epoll_ctl` with an event of `events` for `descriptor`, which is also the event's data.
     static func control(_ epoll: Int32, _ operation: Int32, _ descriptor: Int32, _ events: UInt32) -> Int32 {
-        withUnsafeTemporaryAllocation(byteCount: eventSize, alignment: 8) { buffer in
-            buffer.initializeMemory(as: UInt8.self, repeating: 0)
-            buffer.storeBytes(of: events, toByteOffset: 0, as: UInt32.self)
-            buffer.storeBytes(of: descriptor, toByteOffset: dataOffset, as: Int32.self)
-            return control!(epoll, operation, descriptor, buffer.baseAddress)
-        }
+        var event = epoll_event()
+        event.events = events
+        event.data.fd = descriptor
+        return epoll_ctl(epoll, operation, descriptor, &event)
     }
 }
 
@@ -67,8 +25,8 @@ final class SocketReactor: Sendable {
     typealias Outcome = ReadinessOutcome
     typealias Direction = ReadinessDirection
 
-    /// The reactor of this process, started on first use; `nil` where epoll cannot be found.
-    static let shared: SocketReactor? = LinuxEvents.isAvailable ? SocketReactor() : nil
+    /// The reactor of this process, started on first use; `nil` when epoll or eventfd cannot be created.
+    static let shared: SocketReactor? = SocketReactor()
 
     private struct Waiter {
         var id: Int
@@ -104,10 +62,15 @@ final class SocketReactor: Sendable {
     private let wakeDescriptor: Int32
     private let state = Mutex(State())
 
-    private init() {
-        epoll = LinuxEvents.create!(LinuxEvents.closeOnExec)
-        wakeDescriptor = LinuxEvents.eventFD!(0, LinuxEvents.closeOnExec | LinuxEvents.nonBlocking)
-        _ = LinuxEvents.control(epoll, LinuxEvents.controlAdd, wakeDescriptor, LinuxEvents.input)
+    private init?() {
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epoll >= 0 else { return nil }
+        wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard wakeDescriptor >= 0 else {
+            close(epoll)
+            return nil
+        }
+        _ = LinuxEvents.control(epoll, EPOLL_CTL_ADD, wakeDescriptor, EPOLLIN.rawValue)
         let box = Unmanaged.passRetained(ReactorThreadBox(reactor: self))
         var thread = pthread_t()
         pthread_create(
@@ -164,7 +127,7 @@ final class SocketReactor: Sendable {
         let registration = state.withLock { state in
             let registration = state.registrations.removeValue(forKey: descriptor)
             if registration?.added == true {
-                _ = LinuxEvents.control!(epoll, LinuxEvents.controlDelete, descriptor, nil)
+                _ = epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor, nil)
             }
             return registration
         }
@@ -212,14 +175,14 @@ final class SocketReactor: Sendable {
     private func arm(_ descriptor: Int32, _ registration: inout Registration, now: ContinuousClock.Instant = .now) {
         func due(_ waiter: Waiter?) -> Bool { waiter != nil && (waiter!.notBefore.map { $0 <= now } ?? true) }
         var events: UInt32 = 0
-        if due(registration.read) { events |= LinuxEvents.input | LinuxEvents.readHangUp }
-        if due(registration.write) { events |= LinuxEvents.output }
+        if due(registration.read) { events |= EPOLLIN.rawValue | EPOLLRDHUP.rawValue }
+        if due(registration.write) { events |= EPOLLOUT.rawValue }
         guard events != 0 else { return }
-        events |= LinuxEvents.oneShot
+        events |= EPOLLONESHOT.rawValue
         if registration.added {
-            _ = LinuxEvents.control(epoll, LinuxEvents.controlModify, descriptor, events)
+            _ = LinuxEvents.control(epoll, EPOLL_CTL_MOD, descriptor, events)
         } else {
-            registration.added = LinuxEvents.control(epoll, LinuxEvents.controlAdd, descriptor, events) == 0
+            registration.added = LinuxEvents.control(epoll, EPOLL_CTL_ADD, descriptor, events) == 0
         }
     }
 
@@ -252,7 +215,7 @@ final class SocketReactor: Sendable {
 
     private func run() {
         let capacity = 64
-        let events = UnsafeMutableRawPointer.allocate(byteCount: capacity * LinuxEvents.eventSize, alignment: 8)
+        var events = [epoll_event](repeating: epoll_event(), count: capacity)
         var ready: [(CheckedContinuation<Outcome, Never>?, (@Sendable () -> Void)?, Outcome)] = []
         var due: [Int32] = []
         while true {
@@ -276,29 +239,28 @@ final class SocketReactor: Sendable {
                     remaining.components.seconds * 1_000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1
                 return Int32(clamping: milliseconds)
             }
-            let count = LinuxEvents.wait!(epoll, events, Int32(capacity), timeout)
+            let count = epoll_wait(epoll, &events, Int32(capacity), timeout)
             state.withLock { state in
                 state.sleeping = false
                 let now = ContinuousClock.now
                 for index in 0..<max(0, Int(count)) {
-                    let base = index * LinuxEvents.eventSize
-                    let flags = events.loadUnaligned(fromByteOffset: base, as: UInt32.self)
-                    let descriptor = events.loadUnaligned(fromByteOffset: base + LinuxEvents.dataOffset, as: Int32.self)
+                    let flags = events[index].events
+                    let descriptor = events[index].data.fd
                     if descriptor == wakeDescriptor {
                         var value: UInt64 = 0
                         _ = read(wakeDescriptor, &value, 8)
                         continue
                     }
                     guard var registration = state.registrations[descriptor] else { continue }
-                    let failed = flags & (LinuxEvents.error | LinuxEvents.hangUp) != 0
-                    if flags & (LinuxEvents.input | LinuxEvents.readHangUp) != 0 || failed,
+                    let failed = flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0
+                    if flags & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0 || failed,
                         let waiter = registration.read
                     {
                         ready.append((waiter.continuation, waiter.onReady, .ready))
                         registration.read = nil
                         if let coalescing = waiter.coalescing { registration.quietUntil = now + coalescing }
                     }
-                    if flags & LinuxEvents.output != 0 || failed, let waiter = registration.write {
+                    if flags & EPOLLOUT.rawValue != 0 || failed, let waiter = registration.write {
                         ready.append((waiter.continuation, waiter.onReady, .ready))
                         registration.write = nil
                     }

@@ -1,28 +1,43 @@
 import Core
+import Downloads
 import Foundation
+import HLS
 import HTTP
 import Synchronization
 
-/// `streamkit download URL -o FILE`: a progressive file over HTTP(S), resumable.
-///
-/// HLS packages and `-j` range connections arrive with their issues; until then a playlist URL
-/// is downloaded as a plain file.
+/// `streamkit download URL`: an HLS stream into a local package that plays with no network, or a
+/// progressive file over HTTP(S); both resume when run again.
 struct DownloadCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "download",
-        abstract: "Download a file over HTTP or HTTPS, resuming where an earlier run stopped.",
+        abstract: "Download an HLS stream into a local package that plays offline, or a file; resumes when run again.",
         discussion: """
-            Downloads a progressive file (MP4, MP3, TS, anything) to completion with progress on
-            standard error. Partial data is kept next to the target as FILE.streamkit-partial, with
-            its validator in FILE.streamkit-resume; running the same command again resumes from the
-            byte reached (If-Range: a file changed on the server starts over). Failed attempts are
-            retried with backoff from the byte reached. Ctrl-C stops cleanly and exits 130.
-            HLS is not handled yet: a playlist URL is downloaded as a plain file.
+            HLS (a URL ending in .m3u8, or answered with an HLS Content-Type or a body starting with
+            #EXTM3U) becomes a package folder: index.m3u8 (a multivariant playlist with relative URIs),
+            package.json, and one folder per rendition with its playlist, segments, maps and keys.
+            It goes to $STREAMKIT_HOME/library/ID (STREAMKIT_HOME defaults to $XDG_DATA_HOME/streamkit,
+            else ~/.local/share/streamkit), where ID is 16 hex digits of SHA-256 over the URL, --variant,
+            --audio, --subs and --decrypt, so the same command resumes the same package; -o DIR puts
+            it in DIR. Files already in place are never fetched again; a partial file continues with
+            If-Range. A live playlist is recorded (reloaded every target duration) until ENDLIST,
+            --live-duration or Ctrl-C, and left as VOD. A segment that still fails after retries fails
+            the download (exit 1, everything kept); with --skip-broken it becomes a gap (exit 2).
+            Any other URL is downloaded as a file: partial data in FILE.streamkit-partial, its
+            validator in FILE.streamkit-resume. Ctrl-C stops cleanly and exits 130 (a live recording
+            is finished instead and exits 0). Play a package with `streamkit serve`.
             """,
         examples: [
-            .init("Download a file into the current directory", "streamkit download https://example.com/video.mp4"),
             .init(
-                "Download to a path at most 2 MB a second",
+                "Download an HLS stream (best variant, default audio, all subtitles)",
+                "streamkit download https://example.com/show/master.m3u8"),
+            .init(
+                "French audio, no subtitles, 720p at most, 16 connections, decrypted",
+                "streamkit download URL --audio fr --subs none --variant 1280x720 -j 16 --decrypt"),
+            .init(
+                "Record 10 minutes of a live stream into a folder", "streamkit download URL --live-duration 600 -o show"
+            ),
+            .init(
+                "Download a file to a path at most 2 MB a second",
                 "streamkit download URL -o ~/Movies/talk.mp4 --limit-rate 2M"),
             .init("Send a header and print JSON progress", "streamkit download URL -H 'Cookie: a=1' --json"),
         ],
@@ -31,12 +46,37 @@ struct DownloadCommand: ParsableCommand {
     @Argument(valueName: "url", help: "The http or https URL to download.") var url: String
     @Option(
         name: "output", short: "o", valueName: "path",
-        help: "The file to write, or a directory to write it into (default: the URL's file name here).")
+        help: "HLS: the package folder. A file: the file to write, or a directory to write it into.")
     var output: String?
+    @Option(valueName: "variant", help: "HLS variant: best, worst, a bandwidth cap (1500k, 2M) or WxH.")
+    var variant = "best"
+    @Option(
+        name: "codec", valueName: "codecs",
+        help: "HLS: only variants with one of these codecs (comma-separated prefixes: avc1, hvc1, av01).")
+    var codecs: String?
+    @Option(valueName: "audio", help: "HLS audio renditions: auto (the default one), all, none, a language, name:NAME.")
+    var audio = "auto"
+    @Option(valueName: "subs", help: "HLS subtitles: all, none, a language, name:NAME.") var subs = "all"
+    @Option(
+        name: "connections", short: "j", valueName: "n",
+        help: "HLS: transfers at once (default 8). A file: range connections (default 1, one request).")
+    var connections: Int?
+    @Flag(help: "Store AES-128 segments decrypted and drop their keys (SAMPLE-AES stays encrypted).")
+    var decrypt = false
+    @Flag(help: "Mark segments that still fail after retries as gaps and go on (exit code 2).")
+    var skipBroken = false
     @Option(valueName: "rate", help: "At most this many bytes a second in all, such as 500k or 2M.")
     var limitRate: TransferRate?
     @Option(name: "header", short: "H", valueName: "header", help: "An extra request header, 'Name: value'.")
     var headers: [String] = []
+    @Option(valueName: "seconds", help: "Live HLS: stop after recording this many seconds of media.")
+    var liveDuration: Double?
+    @Option(valueName: "count", help: "HLS: refuse media playlists listing more segments than this.")
+    var maxSegments = 100_000
+    @Option(
+        valueName: "dir",
+        help: "StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).")
+    var home: String?
     @Option(valueName: "count", help: "Failed attempts in a row to retry (each from the byte reached).") var retries = 4
     @Flag(help: "Print progress and the result as JSON lines on standard output.") var json = false
 
@@ -55,23 +95,60 @@ struct DownloadCommand: ParsableCommand {
         guard (0...100).contains(retries) else {
             throw ValidationError("--retries must be between 0 and 100, got \(retries)")
         }
+        guard VariantPreference(variant) != nil else {
+            throw ValidationError("--variant must be best, worst, a bandwidth such as 1500k, or WxH, got '\(variant)'")
+        }
+        guard RenditionPreference(audio) != nil else {
+            throw ValidationError("--audio must be auto, all, none, a language or name:NAME, got '\(audio)'")
+        }
+        guard RenditionPreference(subs) != nil else {
+            throw ValidationError("--subs must be all, none, a language or name:NAME, got '\(subs)'")
+        }
+        if let connections, !(1...64).contains(connections) {
+            throw ValidationError("--connections must be between 1 and 64, got \(connections)")
+        }
+        if let liveDuration, !(liveDuration > 0) {
+            throw ValidationError("--live-duration must be a number of seconds above 0, got \(liveDuration)")
+        }
+        guard maxSegments >= 1 else { throw ValidationError("--max-segments must be at least 1, got \(maxSegments)") }
     }
 
     func run(_ context: CommandContext) async throws {
-        let destination = try resolveDestination(context)
-        var request = HTTPClientRequest(url: url)
+        var requestHeaders = HTTPHeaders()
         for header in headers {
-            if let (name, value) = Self.parseHeader(header) { request.headers.add(name, value) }
+            if let (name, value) = Self.parseHeader(header) { requestHeaders.add(name, value) }
         }
         let client = try HTTPClient(
             configuration: HTTPClientConfiguration(
                 userAgent: "streamkit/\(streamKitVersion)", environment: context.environment,
-                globalReceiveRate: limitRate?.bytesPerSecond, bodyBufferLimit: 256 << 10,
-                receiveBufferSize: 256 << 10))
+                maximumConnectionsPerHost: max(connections ?? 8, 8), globalReceiveRate: limitRate?.bytesPerSecond,
+                bodyBufferLimit: 256 << 10, receiveBufferSize: 256 << 10))
+        let retry = HTTPClientRetryPolicy(maximumAttempts: retries + 1)
+        if await SourceProbe.isHLS(url, client: client, headers: requestHeaders, retry: retry) {
+            try await runHLS(context, client: client, headers: requestHeaders, retry: retry)
+        } else {
+            try await runFile(context, client: client, headers: requestHeaders, retry: retry)
+        }
+    }
+
+    private func runFile(
+        _ context: CommandContext, client: HTTPClient, headers: HTTPHeaders, retry: HTTPClientRetryPolicy
+    ) async throws {
+        let destination = try resolveDestination(context)
         let reporter = DownloadReporter(context: context, json: json, url: url, destination: destination)
-        let download = client.download(
-            request, to: destination,
-            options: HTTPFileDownloadOptions(retry: HTTPClientRetryPolicy(maximumAttempts: retries + 1)))
+        if let connections, connections > 1 {
+            // N connections each buffer a body: smaller buffers keep the peak RSS under 40 MB at -j 8.
+            await client.shutdown()
+            let ranged = try HTTPClient(
+                configuration: HTTPClientConfiguration(
+                    userAgent: "streamkit/\(streamKitVersion)", environment: context.environment,
+                    maximumConnectionsPerHost: max(connections, 8), globalReceiveRate: limitRate?.bytesPerSecond,
+                    bodyBufferLimit: 128 << 10, receiveBufferSize: 128 << 10))
+            try await runRanged(destination: destination, reporter: reporter, client: ranged, headers: headers)
+            return
+        }
+        let request = HTTPClientRequest(url: url, headers: headers)
+        let download = client.download(request, to: destination, options: HTTPFileDownloadOptions(retry: retry))
         let monitor = InterruptMonitor { download.cancel() }
         let started = ContinuousClock.now
         let progress = Task {
@@ -93,6 +170,75 @@ struct DownloadCommand: ParsableCommand {
             reporter.failed(error)
             throw ExitCode.failure
         }
+    }
+
+    /// `--codec avc1,hvc1` as a list of prefixes.
+    private var codecList: [String] {
+        (codecs ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// `-j N` on a file: N range connections (the download manager's engine), resumable through
+    /// `FILE.streamkit-ranges`.
+    private func runRanged(
+        destination: URL, reporter: DownloadReporter, client: HTTPClient, headers: HTTPHeaders
+    ) async throws {
+        let url = url
+        let options = RangedFileOptions(connections: connections ?? 1, maximumConsecutiveFailures: retries + 1)
+        let task = Task {
+            try await RangedFileDownload.run(
+                url: url, to: destination, client: client, headers: headers, options: options,
+                onProgress: { done, length in
+                    reporter.progress(
+                        HTTPClientProgress(
+                            bytesReceived: done, expectedLength: length, bytesTransferred: done, bytesPerSecond: nil))
+                })
+        }
+        let monitor = InterruptMonitor { task.cancel() }
+        defer { monitor.stop() }
+        let started = ContinuousClock.now
+        do {
+            let result = try await task.value
+            await client.shutdown()
+            reporter.completed(
+                HTTPFileDownloadResult(
+                    destination: destination, finalURL: url, byteCount: result.byteCount,
+                    resumedFrom: result.resumedFrom, bytesTransferred: result.byteCount - result.resumedFrom,
+                    restartedFromZero: false, attempts: 1, validator: result.validator),
+                elapsed: started.duration(to: .now))
+        } catch {
+            await client.shutdown()
+            if monitor.wasInterrupted || error is CancellationError {
+                reporter.interrupted(HTTPClientError(.cancelled, url: url, detail: "interrupted"))
+                throw ExitCode.interrupted
+            }
+            reporter.failed(HTTPClientError(.transportFailure, url: url, detail: "\(error)"))
+            throw ExitCode.failure
+        }
+    }
+
+    private func runHLS(
+        _ context: CommandContext, client: HTTPClient, headers: HTTPHeaders, retry: HTTPClientRetryPolicy
+    ) async throws {
+        let selection = HLSSelection(
+            variant: VariantPreference(variant) ?? .best, audio: RenditionPreference(audio) ?? .automatic,
+            subtitles: RenditionPreference(subs) ?? .all, codecs: codecList)
+        let id = HLSDownloadJob.packageID(source: url, selection: selection, decrypt: decrypt)
+        let inLibrary = output == nil
+        let directory: URL
+        if let output {
+            let expanded = output.hasPrefix("~/") ? (context.environment["HOME"] ?? "~") + output.dropFirst(1) : output
+            directory = URL(fileURLWithPath: expanded, isDirectory: true)
+        } else {
+            let library = StreamKitHome.library(
+                in: StreamKitHome.resolve(override: home, environment: context.environment))
+            directory = URL(fileURLWithPath: library, isDirectory: true).appendingPathComponent(id, isDirectory: true)
+        }
+        let options = HLSDownloadOptions(
+            connections: connections ?? 8, decrypt: decrypt, skipBroken: skipBroken, headers: headers,
+            liveDuration: liveDuration.map { .milliseconds(Int64(($0 * 1000).rounded())) },
+            maximumSegments: maxSegments, retry: retry)
+        let job = HLSDownloadJob(source: url, selection: selection, options: options, packageDirectory: directory)
+        try await HLSDownloadRun(context: context, json: json, inLibrary: inLibrary).run(job, client: client)
     }
 
     /// `Name: value` → (name, value); `nil` when there is no colon or the name is not a token.

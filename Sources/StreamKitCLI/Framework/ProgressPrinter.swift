@@ -45,10 +45,13 @@ public final class ProgressPrinter: Sendable {
     private let context: CommandContext
     private let json: Bool
     private let lastPrinted = Mutex<ContinuousClock.Instant?>(nil)
+    /// Draws the line in place, cut to the terminal's width.
+    private let display: ProgressDisplay
 
     public init(context: CommandContext, json: Bool) {
         self.context = context
         self.json = json
+        display = ProgressDisplay(sink: context.output)
     }
 
     /// Reports progress; throttled so that output stays readable.
@@ -63,8 +66,8 @@ public final class ProgressPrinter: Sendable {
         guard due else { return }
         if json {
             context.write(JSONValue.object(fields.merging(["event": .string("progress")]) { $1 }) + "\n")
-        } else if context.output.isTerminal {
-            context.write("\r\u{1B}[K" + text)
+        } else if display.isInteractive {
+            display.update(texts: [text])
         } else {
             context.write(text + "\n")
         }
@@ -74,7 +77,8 @@ public final class ProgressPrinter: Sendable {
     public func finish(_ text: String, fields: [String: JSONValue]) {
         if json {
             context.write(JSONValue.object(fields.merging(["event": .string("result")]) { $1 }) + "\n")
-        } else if context.output.isTerminal {
+        } else if display.isInteractive {
+            display.finish()
             context.write("\r\u{1B}[K" + text + "\n")
         } else {
             context.write(text + "\n")

@@ -68,25 +68,29 @@ struct ServeCommand: ParsableCommand {
     }
 
     func run(_ context: CommandContext) async throws {
-        let home = StreamKitHome.resolve(override: home, environment: context.environment)
+        let homePath = StreamKitHome.resolve(override: home, environment: context.environment)
         let libraryRoot: String
         if let root {
             libraryRoot = root
         } else {
-            libraryRoot = StreamKitHome.library(in: home)
+            libraryRoot = StreamKitHome.library(in: homePath)
             try FileManager.default.createDirectory(atPath: libraryRoot, withIntermediateDirectories: true)
         }
+        let queueHome = URL(fileURLWithPath: homePath, isDirectory: true)
         Self.raiseDescriptorLimit()
         var http = HTTPServerConfiguration(host: host, port: UInt16(port))
         http.allowedOrigins = allowedOrigins
         http.hostNames = hostNames
 
         // Without the cache (another process has it) the library is still served.
-        let cache = try? CacheAccess.open(home: home, limit: cacheLimit, context: context)
+        let cache = try? CacheAccess.open(home: homePath, limit: cacheLimit, context: context)
         if cache == nil { context.writeError("warning: serving without the caching proxy\n") }
         let server: MediaServer
         do {
-            server = try MediaServer.start(configuration: .init(libraryRoot: libraryRoot, http: http, cache: cache))
+            server = try MediaServer.start(
+                configuration: .init(
+                    libraryRoot: libraryRoot, http: http,
+                    queue: { try QueueSummaries.read(home: queueHome, libraryRoot: libraryRoot) }, cache: cache))
         } catch {
             await cache?.shutdown()
             context.writeError("error: cannot serve on \(host):\(port): \(error)\n")

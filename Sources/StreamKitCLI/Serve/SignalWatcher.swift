@@ -1,4 +1,3 @@
-import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
@@ -9,40 +8,20 @@ import Darwin
 
 /// Delivers SIGINT and SIGTERM as values on an `AsyncStream` instead of ending the process.
 ///
-/// While it exists the signals' default action is off; `cancel()` restores it.
+/// While it exists the signals reach it; `cancel()` gives them back their default effect.
 final class SignalWatcher: Sendable {
     /// The signals received, in order.
     let signals: AsyncStream<Int32>
-    private let sources: Mutex<[any DispatchSourceSignal]>
-    private let watched: [Int32]
+    private let registration: Mutex<SignalHub.Registration?>
 
     init(_ watched: [Int32] = [SIGINT, SIGTERM]) {
-        self.watched = watched
         let (stream, continuation) = AsyncStream<Int32>.makeStream()
         signals = stream
-        var sources: [any DispatchSourceSignal] = []
-        for number in watched {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            // `data` counts the signals since the handler last ran: two quick Ctrl-Cs are two.
-            source.setEventHandler {
-                for _ in 0..<max(1, source.data) { continuation.yield(number) }
-            }
-            source.resume()
-            sources.append(source)
-        }
-        self.sources = Mutex(sources)
+        registration = Mutex(SignalHub.shared.register(watched) { continuation.yield($0) })
     }
 
-    /// Stops watching and restores the default actions.
+    /// Stops watching.
     func cancel() {
-        sources.withLock { sources in
-            for source in sources {
-                source.setEventHandler(handler: nil)  // the handler holds the source
-                source.cancel()
-            }
-            sources = []
-        }
-        for number in watched { signal(number, SIG_DFL) }
+        if let registration = registration.withLock({ $0.take() }) { SignalHub.shared.unregister(registration) }
     }
 }

@@ -144,8 +144,34 @@ import Testing
 
 /// After many failed requests, file descriptors and memory are back where they started.
 @Suite struct HTTPClientLeakTests {
-    private static func openDescriptors() -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+    /// Descriptors of this process that are TCP sockets whose remote port is one of `ports`.
+    private static func clientSockets(connectedTo ports: Set<UInt16>) -> Int {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        let ours = Set(
+            fds.compactMap { fd -> String? in
+                guard let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)"),
+                    link.hasPrefix("socket:[")
+                else { return nil }
+                return String(link.dropFirst("socket:[".count).dropLast())
+            })
+        var count = 0
+        for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
+            // Read to the end: /proc files report size 0, and a one-page read would cut the table.
+            guard let handle = FileHandle(forReadingAtPath: table) else { continue }
+            var bytes = Data()
+            while let chunk = try? handle.read(upToCount: 1 << 16), !chunk.isEmpty { bytes += chunk }
+            try? handle.close()
+            let text = String(decoding: bytes, as: UTF8.self)
+            for line in text.split(separator: "\n").dropFirst() {
+                // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode ...
+                let fields = line.split(separator: " ")
+                guard fields.count > 9,
+                    let port = fields[2].split(separator: ":").last.flatMap({ UInt16($0, radix: 16) })
+                else { continue }
+                if ports.contains(port) && ours.contains(String(fields[9])) { count += 1 }
+            }
+        }
+        return count
     }
 
     private static func describeDescriptors() -> String {
@@ -168,8 +194,25 @@ import Testing
     ///
     /// In this process, where other suites run in parallel, the client's own accounting must
     /// return exactly: no transfer object (each owning a libcurl handle) outlives its request,
-    /// and the descriptor count settles back within 2 of where it started. The process-wide
-    /// figures without neighbours are checked by `BenchHTTPLeakTests` in a child process.
+    /// and no socket of this process stays connected to the two servers the failures came from
+    /// (counted from /proc, so neighbours opening descriptors meanwhile cannot blur it). The
+    /// process-wide figures are checked by `BenchHTTPLeakTests` in a child process.
+    /// The socket count the leak check relies on sees a connection in flight (so it can fail).
+    @Test func theSocketCountSeesAConnectionInFlight() async throws {
+        let responder = try ScriptedTCPResponder { _ in [.readRequestHead, .sleep(.seconds(3)), .close] }
+        let client = try HTTPClient()
+        let task = Task { await Self.fail(client, responder.url("x").absoluteString) }
+        var seen = 0
+        for _ in 0..<60 where seen == 0 {
+            try await Task.sleep(for: .milliseconds(50))
+            seen = Self.clientSockets(connectedTo: [responder.port])
+        }
+        #expect(seen == 1)
+        _ = await task.value
+        await client.shutdown()
+        await responder.stop()
+    }
+
     @Test func aThousandFailedRequestsLeaveNothingBehind() async throws {
         let refusedPort = try LocalNetwork.freePort()
         let responder = try ScriptedTCPResponder { index in
@@ -184,7 +227,7 @@ import Testing
         let urls = ["http://127.0.0.1:\(refusedPort)/x", responder.url("x").absoluteString]
         for index in 0..<50 { #expect(await Self.fail(client, urls[index % 2])) }
         try await Task.sleep(for: .milliseconds(200))
-        let descriptorsBefore = Self.openDescriptors()
+        let ports: Set<UInt16> = [refusedPort, responder.port]
         var failures = 0
         for index in 0..<1_000 where await Self.fail(client, urls[index % 2]) { failures += 1 }
         #expect(failures == 1_000)
@@ -195,17 +238,14 @@ import Testing
         }
         #expect(client.statistics.liveTransferObjects == 0 && client.statistics.activeTransfers == 0)
         #expect(client.statistics.transfersFinished == 1_050)
-        // Descriptors: the responder's last sockets close within its 50 ms poll.
+        // Sockets: the client's last ones close as their transfers end.
         let deadline = ContinuousClock.now + .seconds(5)
-        var descriptorsAfter = Self.openDescriptors()
-        // Neighbours closing their descriptors can only lower the count; a leak raises it.
-        while descriptorsAfter - descriptorsBefore > 2 && ContinuousClock.now < deadline {
+        var leftOpen = Self.clientSockets(connectedTo: ports)
+        while leftOpen > 0 && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
-            descriptorsAfter = Self.openDescriptors()
+            leftOpen = Self.clientSockets(connectedTo: ports)
         }
-        #expect(
-            descriptorsAfter - descriptorsBefore <= 2,
-            "fds \(descriptorsBefore) → \(descriptorsAfter): \(Self.describeDescriptors())")
+        #expect(leftOpen == 0, "\(leftOpen) sockets left open: \(Self.describeDescriptors())")
         await client.shutdown()
         await responder.stop()
     }

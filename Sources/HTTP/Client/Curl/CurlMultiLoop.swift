@@ -63,7 +63,7 @@ final class CurlMultiLoop: HTTPClientBackend, TransferController, @unchecked Sen
         _ = sk_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         if let rate = configuration.globalReceiveRate, rate > 0 { bucket = TokenBucket(rate: rate, now: .now) }
         let thread = Thread { [self] in run() }
-        thread.name = "streamkit.http.io"
+        thread.name = "sk-http-io"  // Linux keeps 15 characters
         thread.start()
     }
 

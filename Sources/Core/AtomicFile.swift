@@ -1,0 +1,49 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Small files replaced whole: records, manifests, playlists.
+public enum AtomicFile {
+    /// Writes `bytes` to `temporaryPath`, then renames it to `path`, so that a reader (or a run
+    /// after the process was killed) sees the old file or the new one, never a torn one.
+    ///
+    /// There is no `fsync`: the page cache outlives a killed process, and every caller checks
+    /// what it reads back (lengths, decoding) to survive a power loss. Foundation's atomic write
+    /// syncs each file, which cost a sync per HLS segment.
+    ///
+    /// - Throws: ``SystemError`` naming the call and the file; the temporary file is removed.
+    public static func write(_ bytes: some Sequence<UInt8>, to path: String, temporaryPath: String) throws(SystemError)
+    {
+        let contents = Array(bytes)
+        let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw SystemError.current("open", subject: temporaryPath) }
+        var failure: SystemError?
+        contents.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let written = writeSome(descriptor, buffer.baseAddress! + done, buffer.count - done)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = SystemError.current("write", subject: temporaryPath)
+                    return
+                }
+                done += written
+            }
+        }
+        if close(descriptor) != 0, failure == nil { failure = SystemError.current("close", subject: temporaryPath) }
+        if failure == nil, rename(temporaryPath, path) != 0 { failure = SystemError.current("rename", subject: path) }
+        if let failure {
+            unlink(temporaryPath)
+            throw failure
+        }
+    }
+}
+
+/// `write(2)`, named apart from ``AtomicFile/write(_:to:temporaryPath:)``.
+private func writeSome(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, bytes, count)
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+/// A task of the download queue as the page at `/` and `GET /api/tasks` show it. The server
+/// does not know the queue: whoever starts it hands it a ``MediaServer/Configuration/queue``
+/// function that reads these (the command line reads the Downloads module's index).
+public struct QueueTaskSummary: Hashable, Sendable, Codable {
+    /// The task id (16 hex digits); for an HLS task, its library folder.
+    public var id: String
+    public var title: String
+    /// The source URL.
+    public var url: String
+    /// `hls` or `file`.
+    public var kind: String
+    /// `preparing`, `ready`, `running`, `stopping`, `stopped`, `success`, `failed` or `removing`.
+    public var state: String
+    /// Done, from 0 to 1.
+    public var progress: Double
+    public var bytesDone: Int64
+    public var bytesExpected: Int64?
+    public var bytesPerSecond: Double
+    /// Why it last failed.
+    public var error: String?
+    /// Where a finished HLS task plays on this server (`/library/ID/index.m3u8`).
+    public var playPath: String?
+
+    public init(
+        id: String, title: String, url: String, kind: String, state: String, progress: Double, bytesDone: Int64,
+        bytesExpected: Int64?, bytesPerSecond: Double, error: String?, playPath: String?
+    ) {
+        self.id = id
+        self.title = title
+        self.url = url
+        self.kind = kind
+        self.state = state
+        self.progress = progress
+        self.bytesDone = bytesDone
+        self.bytesExpected = bytesExpected
+        self.bytesPerSecond = bytesPerSecond
+        self.error = error
+        self.playPath = playPath
+    }
+}

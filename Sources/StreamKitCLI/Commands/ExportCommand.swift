@@ -1,0 +1,151 @@
+import Downloads
+import Foundation
+
+/// `streamkit export ID-or-DIR OUT.ts|OUT.mp4`: a downloaded package as one file.
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write a downloaded HLS package as one .ts or .mp4 file.",
+        discussion: """
+            Concatenates the package's main rendition, one segment at a time (AES-128 segments are
+            decrypted on the way, gaps left out); fragmented MP4 becomes the init section followed by
+            every fragment. Needs no ffmpeg when the output's container is the segments' own (.ts for
+            transport stream segments, .mp4 for fragmented MP4). Remuxing (.mp4 from transport stream
+            segments, .ts from fragmented MP4) and adding alternative audio renditions call ffmpeg
+            when it is installed (stream copy, no re-encoding); without it, those renditions are left
+            out with a warning. Subtitles are not exported. The package is found by its id in the
+            library ($STREAMKIT_HOME/library/ID) or by its folder.
+            """,
+        examples: [
+            .init("Export a package from the library", "streamkit export 3f2a9c1b7d4e5f60 talk.ts"),
+            .init("Export a package folder to MP4", "streamkit export ~/Videos/show show.mp4"),
+        ],
+        group: "Downloads")
+
+    @Argument(valueName: "package", help: "The package id in the library, or the package folder.")
+    var package: String
+    @Argument(valueName: "output", help: "The file to write: .ts or .mp4.") var output: String
+    @Option(
+        valueName: "dir",
+        help: "StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).")
+    var home: String?
+    @Flag(help: "Print progress and the result as JSON lines on standard output.") var json = false
+
+    init() {}
+
+    mutating func validate() throws {
+        let lower = output.lowercased()
+        guard lower.hasSuffix(".ts") || lower.hasSuffix(".mp4") else {
+            throw ValidationError("<output> must end in .ts or .mp4, got '\(output)'")
+        }
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let directory = locate(context)
+        let source: HLSPackage
+        do {
+            source = try HLSPackage(directory: directory)
+        } catch {
+            context.writeError("error: \(error)\n")
+            throw ExitCode.failure
+        }
+        let destination = URL(fileURLWithPath: output)
+        let wanted: SegmentContainer = output.lowercased().hasSuffix(".mp4") ? .fragmentedMP4 : .transportStream
+        let container = PackageExporter.container(of: source.main, in: source)
+        let ffmpeg = ExternalTool.find("ffmpeg", environment: context.environment)
+        let printer = ProgressPrinter(context: context, json: json)
+        let started = ContinuousClock.now
+        func progress(_ label: String) -> (PackageExportProgress) -> Void {
+            { value in
+                printer.report(
+                    "  \(label): \(value.segmentsDone)/\(value.segmentsTotal) segments, "
+                        + ByteCountText.format(Double(value.bytesWritten)),
+                    fields: [
+                        "rendition": .string(label), "segments": .number(Double(value.segmentsDone)),
+                        "segmentsTotal": .number(Double(value.segmentsTotal)),
+                        "bytes": .number(Double(value.bytesWritten)),
+                    ])
+            }
+        }
+        do {
+            var note = ""
+            if container == wanted && (source.audio.isEmpty || ffmpeg == nil) {
+                try PackageExporter.concatenate(
+                    source.main, of: source, to: destination, progress: progress(source.main.folder))
+                if !source.audio.isEmpty {
+                    note = "; alternative audio renditions left out (ffmpeg is not installed)"
+                    context.writeError(
+                        "warning: \(source.audio.map(\.folder).joined(separator: ", ")) not exported: adding them "
+                            + "needs ffmpeg\n")
+                }
+            } else {
+                guard let ffmpeg else {
+                    context.writeError(
+                        "error: the segments are \(container == .fragmentedMP4 ? "fragmented MP4" : "MPEG-TS"); "
+                            + "writing \(destination.lastPathComponent) needs ffmpeg to remux (not installed); "
+                            + "export to .\(container.rawValue) instead\n")
+                    throw ExitCode.failure
+                }
+                var inputs: [URL] = []
+                defer { for input in inputs { try? FileManager.default.removeItem(at: input) } }
+                for (index, rendition) in ([source.main] + source.audio).enumerated() {
+                    let kind = PackageExporter.container(of: rendition, in: source)
+                    let input = URL(fileURLWithPath: output + ".streamkit-part\(index).\(kind.rawValue)")
+                    inputs.append(input)
+                    try PackageExporter.concatenate(
+                        rendition, of: source, to: input, progress: progress(rendition.folder))
+                }
+                var arguments = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"]
+                for input in inputs { arguments += ["-i", input.path] }
+                arguments += ["-map", "0:v?", "-map", "0:a?"]
+                for index in inputs.indices.dropFirst() { arguments += ["-map", "\(index):a"] }
+                arguments += ["-c", "copy", destination.path]
+                try await Self.runProcess(ffmpeg, arguments)
+                note = "; remuxed with ffmpeg"
+            }
+            let size =
+                (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber)?
+                .int64Value ?? 0
+            let elapsed = started.duration(to: .now)
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            printer.finish(
+                "Exported \(directory.path) to \(destination.path) (\(ByteCountText.format(Double(size))), "
+                    + "\(ByteCountText.fixed(seconds, digits: 1)) s\(note))",
+                fields: [
+                    "status": .string("completed"), "path": .string(destination.path), "bytes": .number(Double(size)),
+                    "package": .string(directory.path),
+                ])
+        } catch let error as PackageExportError {
+            context.writeError("error: \(error)\n")
+            throw ExitCode.failure
+        }
+    }
+
+    /// The package folder: `package` when it is a folder holding a package, else the library entry.
+    private func locate(_ context: CommandContext) -> URL {
+        var isDirectory: ObjCBool = false
+        let expanded = package.hasPrefix("~/") ? (context.environment["HOME"] ?? "~") + package.dropFirst(1) : package
+        if package.contains("/")
+            || FileManager.default.fileExists(atPath: expanded + "/index.m3u8", isDirectory: &isDirectory)
+        {
+            return URL(fileURLWithPath: expanded, isDirectory: true)
+        }
+        let library = StreamKitHome.library(in: StreamKitHome.resolve(override: home, environment: context.environment))
+        return URL(fileURLWithPath: library, isDirectory: true).appendingPathComponent(package, isDirectory: true)
+    }
+
+    /// Runs ffmpeg; a failure names its arguments and what it printed.
+    static func runProcess(_ executable: String, _ arguments: [String]) async throws {
+        let outcome: ExternalTool.Outcome
+        do {
+            outcome = try await ExternalTool.run(executable, arguments)
+        } catch {
+            throw PackageExportError("\(error)")
+        }
+        guard outcome.status == 0 else {
+            throw PackageExportError(
+                "ffmpeg \(arguments.joined(separator: " ")) exited with \(outcome.status): "
+                    + "\(outcome.standardError.suffix(1_000))")
+        }
+    }
+}

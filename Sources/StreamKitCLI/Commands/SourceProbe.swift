@@ -1,0 +1,53 @@
+import Foundation
+import HTTP
+
+/// Tells an HLS playlist URL from a progressive file, for `streamkit download`.
+enum SourceProbe {
+    /// Extensions downloaded as files without asking the server.
+    static let fileExtensions: Set<String> = [
+        "mp4", "m4v", "m4a", "mov", "mkv", "webm", "avi", "flv", "ts", "m2ts", "mp3", "aac", "flac", "wav", "ogg",
+        "opus", "bin", "zip", "gz", "tgz", "xz", "iso", "dmg", "pdf", "jpg", "jpeg", "png", "gif",
+    ]
+    /// Content types of HLS playlists (RFC 8216bis §4: the first two; the rest are seen in the wild).
+    static let playlistTypes: Set<String> = [
+        "application/vnd.apple.mpegurl", "audio/mpegurl", "application/x-mpegurl", "audio/x-mpegurl",
+        "application/mpegurl",
+    ]
+
+    /// Whether `url` is an HLS playlist: its path ends in `.m3u8` or `.m3u`; or, for a path without
+    /// a known file extension, the server answers a GET with a playlist Content-Type or a body that
+    /// starts with `#EXTM3U` (the probe reads the first bytes and stops).
+    static func isHLS(
+        _ url: String, client: HTTPClient, headers: HTTPHeaders, retry: HTTPClientRetryPolicy
+    ) async -> Bool {
+        let path = URLComponents(string: url)?.path ?? ""
+        let ext = path.split(separator: "/").last.flatMap { name in
+            name.contains(".") ? name.split(separator: ".").last.map { $0.lowercased() } : nil
+        }
+        if let ext {
+            if ext == "m3u8" || ext == "m3u" { return true }
+            if fileExtensions.contains(ext) { return false }
+        }
+        guard let response = try? await client.execute(HTTPClientRequest(url: url, headers: headers), retry: retry)
+        else { return false }
+        defer { response.body.cancel() }
+        guard response.status.isSuccess else { return false }
+        if let type = response.headers["Content-Type"]?.split(separator: ";").first?
+            .trimmingCharacters(in: .whitespaces).lowercased(), playlistTypes.contains(type)
+        {
+            return true
+        }
+        var iterator = response.body.makeAsyncIterator()
+        var prefix: [UInt8] = []
+        while prefix.count < 64, let chunk = try? await iterator.next() { prefix += chunk }
+        return looksLikePlaylist(prefix)
+    }
+
+    /// Whether `bytes` start with `#EXTM3U` after a byte order mark and white space.
+    static func looksLikePlaylist(_ bytes: [UInt8]) -> Bool {
+        var rest = bytes[...]
+        if rest.starts(with: [0xEF, 0xBB, 0xBF]) { rest = rest.dropFirst(3) }
+        rest = rest.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        return rest.starts(with: Array("#EXTM3U".utf8))
+    }
+}

@@ -1,0 +1,321 @@
+import Core
+import Downloads
+import Foundation
+import HLS
+import HTTP
+import MediaServer
+import Synchronization
+
+/// The steps of `streamkit demo`, each printing what it verified.
+final class DemoRun: Sendable {
+    private let context: CommandContext
+    /// The demo's StreamKit home: `library/` inside it.
+    private let home: URL
+    private let removeHome: Bool
+    private let sample: URL
+    private let started = ContinuousClock.now
+    private let client: HTTPClient
+    /// Servers to stop at the end.
+    private let servers = Mutex<[HTTPServer]>([])
+
+    /// Everything the origin served, by URL, for the comparisons after it is gone.
+    private let originBytes = Mutex<[String: [UInt8]]>([:])
+
+    init(context: CommandContext, home: String?, keep: Bool) throws {
+        self.context = context
+        sample = try DemoSample.locate(environment: context.environment)
+        if let home {
+            self.home = URL(fileURLWithPath: home, isDirectory: true)
+            removeHome = false
+        } else {
+            let base = URL(fileURLWithPath: context.environment["TMPDIR"] ?? NSTemporaryDirectory(), isDirectory: true)
+            self.home = base.appendingPathComponent("streamkit-demo-\(UUID().uuidString.prefix(8).lowercased())")
+            removeHome = !keep
+        }
+        try FileManager.default.createDirectory(
+            at: self.home.appendingPathComponent("library"), withIntermediateDirectories: true)
+        client = try HTTPClient(
+            configuration: HTTPClientConfiguration(
+                userAgent: "streamkit/\(streamKitVersion) demo", environment: [:], maximumConnectionsPerHost: 8))
+    }
+
+    func run(serveAfterwards: Bool) async throws {
+        context.write("StreamKit demo: every server runs on 127.0.0.1 and nothing leaves this machine.\n\n")
+
+        // 1. The origin.
+        let origin = try startOrigin()
+        let masterURL = origin.baseURL + "sample/master.m3u8"
+        step(1, "Origin: the sample stream (320x180 clear, 640x360 AES-128, English audio, 10 s)")
+        detail("serving \(masterURL)")
+
+        // 2. A fresh queue in the demo's home runs the download, with live progress.
+        step(2, "Add it to a fresh download queue and run it (best variant and its audio)")
+        let library = home.appendingPathComponent("library")
+        let task = try await runQueue(masterURL)
+        let id = task.id
+        let packageDirectory = URL(fileURLWithPath: task.location, isDirectory: true)
+        detail(
+            "task \(id) \(task.state): \(ByteCountText.format(Double(task.bytesDone))) in \(packageDirectory.path)")
+
+        // 3. The offline copy, served.
+        let server = try MediaServer.start(configuration: MediaServer.Configuration(libraryRoot: library.path))
+        servers.withLock { $0.append(server.http) }
+        let offlineURL = server.baseURL + "library/\(id)/index.m3u8"
+        step(3, "Serve the offline copy")
+        detail("playing at \(offlineURL)")
+
+        // 4. Everything back through the local server, against the origin.
+        step(4, "Fetch the offline copy back and compare it with the origin")
+        let manifest = try loadManifest(packageDirectory)
+        let checked = try await verify(manifest, id: id, server: server.baseURL, fetchOrigin: true)
+        detail("\(checked.summary): byte-identical to the origin")
+
+        // 5. The origin goes away; the copy does not need it.
+        await origin.shutdown(gracePeriod: .seconds(1))
+        servers.withLock { $0.removeAll { $0 === origin } }
+        step(5, "Stop the origin and play the copy again")
+        let offline = try await verify(manifest, id: id, server: server.baseURL, fetchOrigin: false)
+        detail("origin stopped; \(offline.summary) served again from disk, identical")
+
+        // 6. A player's view, when there is one.
+        step(6, "Decode the offline copy")
+        if let ffprobe = ExternalTool.find("ffprobe", environment: context.environment) {
+            let frames = try await DemoProbe.decodedFrames(ffprobe: ffprobe, url: offlineURL)
+            detail("ffprobe decoded \(frames) through the local server")
+        } else {
+            detail("skipped: ffprobe is not installed (apt-get install ffmpeg)")
+        }
+
+        let seconds = started.duration(to: .now)
+        context.write(
+            "\nDone in \(ByteCountText.fixed(Self.seconds(seconds), digits: 1)) s: downloaded, served and verified "
+                + "offline.\n\n")
+        context.write(
+            """
+            Try next:
+              streamkit download https://example.com/show/master.m3u8      keep a stream for offline play
+              streamkit queue add URL && streamkit queue run --exit-when-done   the same through the queue
+              streamkit serve                                               serve the library on 127.0.0.1:12345
+              streamkit export ID show.mp4                                  one file from a package
+              streamkit inspect https://example.com/show/master.m3u8       what a playlist holds
+              streamkit rtmp record rtmp://example.com/live/show -o show.flv
+              streamkit help                                                every command
+
+            """)
+        if serveAfterwards {
+            context.write("Serving the offline copy at \(offlineURL) (library \(library.path)); Ctrl-C stops.\n")
+            await Self.waitForInterrupt()
+        } else if !removeHome {
+            context.write(
+                "The demo's library is kept in \(library.path); `streamkit serve --home \(home.path)` serves it.\n")
+        }
+    }
+
+    /// Stops the servers and the client, and removes the temporary home unless kept.
+    func tearDown() async {
+        for server in servers.withLock({ $0 }) { await server.shutdown(gracePeriod: .seconds(1)) }
+        await client.shutdown()
+        if removeHome { try? FileManager.default.removeItem(at: home) }
+    }
+
+    // MARK: Steps
+
+    private func startOrigin() throws -> HTTPServer {
+        let files = try HTTPStaticFileResponder(root: sample.path)
+        var router = HTTPRouter()
+        router.add(
+            .get, "/sample/*path",
+            runsOnEventLoop: { request in
+                files.respond(to: request, rawPath: String(request.path.dropFirst("/sample/".count)))
+            })
+        let origin = try HTTPServer.start(configuration: HTTPServerConfiguration(), router: router)
+        servers.withLock { $0.append(origin) }
+        return origin
+    }
+
+    /// Adds `url` to a new queue in the demo's home and runs it to the end, drawing the task's
+    /// progress; returns the finished task.
+    private func runQueue(_ url: String) async throws -> DownloadTaskInfo {
+        let manager: DownloadManager
+        do {
+            manager = try await DownloadManager(
+                configuration: DownloadManagerConfiguration(
+                    directory: home, userAgent: "streamkit/\(streamKitVersion) demo"))
+        } catch {
+            throw DemoFailure("the queue cannot be opened in \(home.path): \(error)")
+        }
+        let display = ProgressDisplay(sink: context.errorOutput)
+        let events = await manager.events()
+        let added: DownloadTaskInfo
+        do {
+            added = try await manager.add(
+                DownloadRequest(url: url, kind: .hls, title: "StreamKit demo sample"), autoStart: true)
+        } catch {
+            await manager.close()
+            throw DemoFailure("the queue refused the task: \(error)")
+        }
+        let monitor = InterruptMonitor { Task { try? await manager.stopAll() } }
+        defer { monitor.stop() }
+        var outcome: Result<DownloadTaskInfo, DemoFailure>?
+        for await event in events {
+            switch event {
+            case .progress(let info) where info.id == added.id:
+                display.update([
+                    ProgressLine(
+                        label: info.id, fraction: info.progress, bytes: info.bytesDone, totalBytes: info.bytesExpected,
+                        totalIsEstimate: true, bytesPerSecond: info.bytesPerSecond > 0 ? info.bytesPerSecond : nil)
+                ])
+            case .stateChanged(let info, let from) where info.id == added.id:
+                display.message("      \(info.id): \(from) → \(info.state)\n")
+                if info.state == .stopped { outcome = .failure(DemoFailure("interrupted")) }
+            case .completed(let info) where info.id == added.id:
+                outcome = .success(info)
+            case .failed(let info, let error) where info.id == added.id:
+                outcome = .failure(DemoFailure("the download failed: \(error)"))
+            default:
+                break
+            }
+            if outcome != nil { break }
+        }
+        display.finish()
+        await manager.close()
+        if monitor.wasInterrupted { throw ExitCode.interrupted }
+        switch outcome {
+        case .success(let info): return info
+        case .failure(let failure): throw failure
+        case nil: throw DemoFailure("the queue's events ended before the task did")
+        }
+    }
+
+    private func loadManifest(_ directory: URL) throws -> PackageManifest {
+        do {
+            guard let manifest = try PackageManifest.load(from: directory) else {
+                throw DemoFailure("the package has no \(directory.appendingPathComponent("package.json").path)")
+            }
+            return manifest
+        } catch let error as HLSDownloadError {
+            throw DemoFailure("the package's manifest cannot be read: \(error)")
+        }
+    }
+
+    /// What one verification pass fetched.
+    struct Checked {
+        var playlists = 0
+        var segments = 0
+        var keys = 0
+        var maps = 0
+        var bytes = 0
+        var summary: String {
+            var parts = ["\(playlists) playlists", "\(segments) segments"]
+            if keys > 0 { parts.append("\(keys) key\(keys == 1 ? "" : "s")") }
+            if maps > 0 { parts.append("\(maps) init sections") }
+            return parts.joined(separator: ", ") + " (\(ByteCountText.format(Double(bytes))))"
+        }
+    }
+
+    /// Fetches the package's playlists through `server` and every file they name, and compares
+    /// each file with what the origin serves (fetched now, or remembered from the first pass).
+    private func verify(
+        _ manifest: PackageManifest, id: String, server: String, fetchOrigin: Bool
+    ) async throws -> Checked {
+        let base = server + "library/\(id)/"
+        let sources = Dictionary(manifest.files.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+        var checked = Checked()
+        let master = try await fetch(base + PackageLayout.indexName, what: "the offline master playlist")
+        checked.playlists += 1
+        guard case .multivariant(let multivariant) = try parse(master, base + PackageLayout.indexName).playlist else {
+            throw DemoFailure("the offline index.m3u8 is not a master playlist")
+        }
+        let mediaURIs = multivariant.variants.map(\.uri) + multivariant.renditions.compactMap(\.uri)
+        var seen = Set<String>()
+        for mediaURI in mediaURIs where seen.insert(mediaURI).inserted {
+            let folder = String(mediaURI.split(separator: "/").dropLast().joined(separator: "/"))
+            let playlistBytes = try await fetch(base + mediaURI, what: "the offline playlist \(mediaURI)")
+            checked.playlists += 1
+            guard case .media(let media) = try parse(playlistBytes, base + mediaURI).playlist else {
+                throw DemoFailure("\(mediaURI) is not a media playlist")
+            }
+            var files: [(path: String, kind: String)] = []
+            for segment in media.resolvedSegments() where !segment.isGap {
+                if let key = segment.identityKey, let uri = key.uri { files.append((folder + "/" + uri, "key")) }
+                if let map = segment.map { files.append((folder + "/" + map.uri, "map")) }
+                files.append((folder + "/" + segment.uri, "segment"))
+            }
+            var compared = Set<String>()
+            for file in files where compared.insert(file.path).inserted {
+                guard let source = sources[file.path] else {
+                    throw DemoFailure("\(mediaURI) names \(file.path), which the package does not list")
+                }
+                let local = try await fetch(base + file.path, what: "the offline file \(file.path)")
+                let expected = try await originFile(source.url, fetch: fetchOrigin)
+                guard local == expected else {
+                    throw DemoFailure(
+                        "\(file.path) (\(local.count) bytes) differs from the origin's \(source.url) (\(expected.count) bytes)"
+                    )
+                }
+                checked.bytes += local.count
+                switch file.kind {
+                case "key": checked.keys += 1
+                case "map": checked.maps += 1
+                default: checked.segments += 1
+                }
+            }
+        }
+        guard checked.segments > 0 else { throw DemoFailure("the offline copy lists no segment") }
+        return checked
+    }
+
+    private func originFile(_ url: String, fetch fromOrigin: Bool) async throws -> [UInt8] {
+        if fromOrigin {
+            let bytes = try await fetch(url, what: "the origin's \(url)")
+            originBytes.withLock { $0[url] = bytes }
+            return bytes
+        }
+        guard let bytes = originBytes.withLock({ $0[url] }) else {
+            throw DemoFailure("\(url) was not fetched from the origin before it stopped")
+        }
+        return bytes
+    }
+
+    private func fetch(_ url: String, what: String) async throws -> [UInt8] {
+        let head: HTTPClientResponseHead
+        let body: [UInt8]
+        do {
+            (head, body) = try await client.data(for: HTTPClientRequest(url: url))
+        } catch {
+            throw DemoFailure("fetching \(what) failed: \(error)")
+        }
+        guard head.status == .ok else { throw DemoFailure("\(what): HTTP \(head.status.rawValue) for \(url)") }
+        return body
+    }
+
+    private func parse(_ bytes: [UInt8], _ url: String) throws -> ParsedPlaylist {
+        do {
+            return try Playlist.parse(bytes)
+        } catch {
+            throw DemoFailure("\(url) does not parse: \(error)")
+        }
+    }
+
+    // MARK: Output
+
+    private func step(_ number: Int, _ title: String) {
+        context.write("[\(number)/6] \(title)\n")
+    }
+
+    private func detail(_ text: String) {
+        let elapsed = ByteCountText.fixed(Self.seconds(started.duration(to: .now)), digits: 2)
+        context.write("      ✓ \(text)  (\(elapsed) s)\n")
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    private static func waitForInterrupt() async {
+        let (stream, continuation) = AsyncStream<Void>.makeStream()
+        let monitor = InterruptMonitor { continuation.finish() }
+        for await _ in stream {}
+        monitor.stop()
+    }
+}

@@ -1,0 +1,21 @@
+import Downloads
+import Foundation
+import MediaServer
+
+/// The download queue of a StreamKit home as the server's page and `/api/tasks` show it.
+public enum QueueSummaries {
+    /// Reads the queue's index in `home` (no lock needed; empty when there is no queue yet). A
+    /// finished HLS task stored in `libraryRoot` gets its play path on the server.
+    public static func read(home: URL, libraryRoot: String) throws -> [QueueTaskSummary] {
+        let library = URL(fileURLWithPath: libraryRoot, isDirectory: true).standardizedFileURL.path + "/"
+        return try DownloadQueueRemote.tasks(directory: home).map { task in
+            let location = URL(fileURLWithPath: task.location).standardizedFileURL.path
+            let playable = task.kind == .hls && task.state == .success && location == library + task.id
+            return QueueTaskSummary(
+                id: task.id, title: task.title, url: task.url, kind: task.kind.rawValue, state: "\(task.state)",
+                progress: task.progress, bytesDone: task.bytesDone, bytesExpected: task.bytesExpected,
+                bytesPerSecond: task.bytesPerSecond, error: task.lastError,
+                playPath: playable ? "/library/\(task.id)/\(MediaLibrary.entryName)" : nil)
+        }
+    }
+}

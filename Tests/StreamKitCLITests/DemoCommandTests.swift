@@ -1,0 +1,121 @@
+import Foundation
+import HTTP
+import StreamKitCLI
+import TestSupport
+import Testing
+
+/// `streamkit demo`: the real binary, its sample from the resource bundle beside it.
+@Suite(.requires(.ffprobe)) struct DemoCommandTests {
+    private static let steps = [
+        "[1/6] Origin", "[2/6] Add it to a fresh download queue", "[3/6] Serve", "[4/6] Fetch the offline copy back",
+        "[5/6] Stop the origin", "[6/6] Decode",
+    ]
+
+    @Test func theDemoVerifiesEveryStepAndCleansUpInUnder30Seconds() async throws {
+        let temporary = try TestRun.makeTemporaryDirectory("demo-tmp")
+        let started = ContinuousClock.now
+        let demo = try ChildProcess(
+            executable: try DownloadBinaryTests.streamkit(), arguments: ["demo"],
+            environment: ["TMPDIR": temporary.path],
+            logName: "demo")
+        #expect(try await demo.wait(timeout: .seconds(60)) == 0, "\(demo.standardError)")
+        #expect(started.duration(to: .now) < .seconds(30))
+        let output = demo.standardOutput
+        for step in Self.steps { #expect(output.contains(step), "\(output)") }
+        #expect(output.components(separatedBy: "      ✓ ").count - 1 == 6, "\(output)")
+        #expect(output.contains("11 segments, 1 key") && output.contains("byte-identical to the origin"), "\(output)")
+        #expect(output.contains("ffprobe decoded 250 video frames and 432 audio frames"), "\(output)")
+        #expect(output.contains("Try next:"))
+        // The queue's task went through its states, its progress on standard error ending at 100%.
+        #expect(output.contains("[2/6] Add it to a fresh download queue") && output.contains(" success: "), "\(output)")
+        for change in ["preparing → ready", "ready → running", "running → success"] {
+            #expect(demo.standardError.contains(change), "\(demo.standardError)")
+        }
+        #expect(demo.standardError.contains("100.0%  653 KB"), "\(demo.standardError)")
+        // The temporary library is gone.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty)
+    }
+
+    @Test func aHomeKeepsTheLibraryForServe() async throws {
+        let home = try TestRun.makeTemporaryDirectory("demo-home")
+        let demo = try ChildProcess(
+            executable: try DownloadBinaryTests.streamkit(), arguments: ["demo", "--home", home.path], logName: "demo")
+        #expect(try await demo.wait(timeout: .seconds(60)) == 0, "\(demo.standardError)")
+        let library = home.appendingPathComponent("library")
+        let items = try FileManager.default.contentsOfDirectory(atPath: library.path)
+        #expect(items.count == 1)
+        #expect(FileManager.default.fileExists(atPath: library.appendingPathComponent("\(items[0])/index.m3u8").path))
+        #expect(demo.standardOutput.contains("streamkit serve --home \(home.path)"), "\(demo.standardOutput)")
+    }
+
+    /// With `--serve`, the copy stays reachable until Ctrl-C, which ends the demo normally (0).
+    @Test func serveKeepsTheCopyUntilCtrlC() async throws {
+        let demo = try ChildProcess(
+            executable: try DownloadBinaryTests.streamkit(), arguments: ["demo", "--serve"], logName: "demo-serve")
+        var url: String?
+        let deadline = ContinuousClock.now + .seconds(60)
+        while url == nil && ContinuousClock.now < deadline && demo.isRunning {
+            try await Task.sleep(for: .milliseconds(50))
+            url = demo.standardOutput.split(separator: "\n").first { $0.hasPrefix("Serving the offline copy at ") }
+                .flatMap { $0.split(separator: " ").first { $0.hasPrefix("http://") } }.map(String.init)
+        }
+        let playlist = try #require(url, "\(demo.standardOutput)\n\(demo.standardError)")
+        let client = try HTTPClient()
+        let (head, body) = try await client.data(for: HTTPClientRequest(url: playlist))
+        #expect(head.status == .ok && String(decoding: body, as: UTF8.self).hasPrefix("#EXTM3U"))
+        await client.shutdown()
+        demo.signal(SIGINT)
+        #expect(try await demo.wait(timeout: .seconds(20)) == 0, "\(demo.standardError)")
+    }
+
+    @Test func helpSnapshot() async throws {
+        let context = CommandContext.capturing()
+        let code = await CommandRunner.run(StreamKitCommand.self, arguments: ["demo", "--help"], context: context)
+        #expect(code == .success)
+        #expect(
+            context.output.text == """
+                OVERVIEW: Show StreamKit working end to end on this machine, with no network.
+
+                Starts an origin on 127.0.0.1 serving the sample stream that ships with StreamKit (a
+                master playlist with a 320x180 variant, a 640x360 AES-128 variant and an English audio
+                rendition, ten seconds), adds it to a fresh download queue in a temporary folder and runs
+                it with live progress, serves the offline copy, fetches its playlists, keys and every segment
+                back through the local server and checks them byte for byte against the origin, stops
+                the origin and fetches it all again, and decodes the copy with ffprobe when it is
+                installed. Each step prints what it verified; any failure exits 1. With --serve it
+                keeps serving the copy until Ctrl-C.
+
+                USAGE: streamkit demo [--serve] [--home <dir>] [--keep]
+
+                OPTIONS:
+                  --serve                 Keep serving the offline copy after the demo, until Ctrl-C.
+                  --home <dir>            Where to put the demo's library (default: a new temporary folder, removed after).
+                  --keep                  Keep the temporary folder instead of removing it.
+                  -h, --help              Show help information.
+
+                EXAMPLES:
+                  Run the demo:
+                    streamkit demo
+                  Run it, then keep serving the offline copy:
+                    streamkit demo --serve
+
+                """)
+    }
+
+    @Test func aSampleThatDoesNotVerifyFails() async throws {
+        // A copy of the sample missing a segment its playlist lists: the origin answers 404, the
+        // download fails naming the file, and the demo exits 1.
+        let sample = try TestRun.makeTemporaryDirectory("demo-sample").appendingPathComponent("DemoSample")
+        try FileManager.default.copyItem(
+            at: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("Sources/StreamKitCLI/DemoSample"),
+            to: sample)
+        try FileManager.default.removeItem(at: sample.appendingPathComponent("high/high_03.ts"))
+        let demo = try ChildProcess(
+            executable: try DownloadBinaryTests.streamkit(), arguments: ["demo"],
+            environment: ["STREAMKIT_DEMO_SAMPLE": sample.path], logName: "demo")
+        #expect(try await demo.wait(timeout: .seconds(60)) == 1)
+        #expect(demo.standardError.contains("error: the download failed:"), "\(demo.standardError)")
+        #expect(demo.standardError.contains("high/high_03.ts"), "\(demo.standardError)")
+    }
+}

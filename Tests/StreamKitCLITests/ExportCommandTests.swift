@@ -1,0 +1,149 @@
+import Core
+import Downloads
+import Foundation
+import HLS
+import HTTP
+import TestSupport
+import Testing
+
+@testable import StreamKitCLI
+
+/// `streamkit export`: one file by concatenation (decrypting on the way; fMP4 as init plus
+/// fragments), ffmpeg only to remux or add audio renditions.
+@Suite(.serialized, .requires(.nginx, .ffmpeg, .ffprobe, .openssl)) struct ExportCommandTests {
+    private func run(
+        _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async -> (code: ExitCode, output: String, error: String) {
+        let context = CommandContext.capturing(environment: environment)
+        let code = await CommandRunner.run(StreamKitCommand.self, arguments: arguments, context: context)
+        return (code, context.output.text, context.errorOutput.text)
+    }
+
+    /// Downloads a fixture into a library and returns the package id, the home and the origin.
+    private func package(
+        _ kind: FixtureRecipe.Kind, extra: [String] = []
+    ) async throws -> (id: String, home: URL, fixture: Fixture, nginx: Nginx) {
+        let fixture = try await Fixtures.shared.fixture(FixtureRecipe(kind))
+        let nginx = try await Nginx.static(root: fixture.directory)
+        let home = try TestRun.makeTemporaryDirectory("export-home")
+        let url = nginx.url(fixture.recipe.entry).absoluteString
+        let (code, _, error) = await run(["download", url, "--home", home.path] + extra)
+        #expect(code == .success, "\(error)")
+        let ids = try FileManager.default.contentsOfDirectory(atPath: home.appendingPathComponent("library").path)
+        return (try #require(ids.first), home, fixture, nginx)
+    }
+
+    /// Frames decoded per top-level stream, `["audio:432", "video:250"]`, sorted.
+    private func frames(_ path: String) async throws -> [String] {
+        let output = try await Tool.ffprobe.run([
+            "-v", "error", "-count_frames", "-show_entries", "stream=codec_type,nb_read_frames", "-of", "json", path,
+        ])
+        let object = try JSONSerialization.jsonObject(with: Data(output.standardOutput.utf8)) as? [String: Any]
+        let streams = object?["streams"] as? [[String: Any]] ?? []
+        return streams.map { "\($0["codec_type"] ?? "?"):\($0["nb_read_frames"] ?? "?")" }.sorted()
+    }
+
+    private func originFrames(_ nginx: Nginx, _ path: String) async throws -> [String] {
+        try await frames(nginx.url(path).absoluteString)
+    }
+
+    @Test func transportStreamsAreConcatenatedWithoutFFmpeg() async throws {
+        let (id, home, fixture, nginx) = try await package(.hlsTS)
+        let out = try TestRun.makeTemporaryDirectory("export").appendingPathComponent("talk.ts")
+        // No ffmpeg on PATH: concatenation needs none.
+        let (code, output, error) = await run(
+            ["export", id, out.path, "--home", home.path], environment: ["PATH": "/nonexistent"])
+        #expect(code == .success, "\(error)")
+        #expect(output.contains("Exported") && output.contains(out.path))
+        var expected = Data()
+        for index in 0..<5 {
+            expected += try Data(contentsOf: fixture.directory.appendingPathComponent("seg00\(index).ts"))
+        }
+        #expect(try Data(contentsOf: out) == expected)
+        #expect(try await frames(out.path) == originFrames(nginx, "index.m3u8"))
+        await nginx.stop()
+    }
+
+    @Test func encryptedPackagesAreDecryptedOnTheWay() async throws {
+        let (id, home, fixture, nginx) = try await package(.hlsAES128SequenceIV)
+        let out = try TestRun.makeTemporaryDirectory("export").appendingPathComponent("clear.ts")
+        #expect(await run(["export", id, out.path, "--home", home.path]).code == .success)
+        var expected = Data()
+        for sequence in 7..<12 {
+            let clear = out.path + ".\(sequence)"
+            try await Tool.openssl.run([
+                "enc", "-d", "-aes-128-cbc", "-K", Hex.encode(Fixtures.key), "-iv",
+                Hex.encode(AES128CBC.iv(mediaSequence: UInt64(sequence))), "-in",
+                fixture.directory.appendingPathComponent("seg0\(sequence < 10 ? "0" : "")\(sequence).ts").path, "-out",
+                clear,
+            ])
+            expected += try Data(contentsOf: URL(fileURLWithPath: clear))
+        }
+        #expect(try Data(contentsOf: out) == expected)
+        await nginx.stop()
+    }
+
+    @Test func fragmentedMP4IsTheInitSectionThenEveryFragment() async throws {
+        let (id, home, fixture, nginx) = try await package(.hlsFMP4)
+        let out = try TestRun.makeTemporaryDirectory("export").appendingPathComponent("talk.mp4")
+        let (code, _, error) = await run(
+            ["export", home.appendingPathComponent("library/\(id)").path, out.path],
+            environment: ["PATH": "/nonexistent"])
+        #expect(code == .success, "\(error)")
+        var expected = try Data(contentsOf: fixture.directory.appendingPathComponent("init.mp4"))
+        for index in 0..<5 {
+            expected += try Data(contentsOf: fixture.directory.appendingPathComponent("seg00\(index).m4s"))
+        }
+        #expect(try Data(contentsOf: out) == expected)
+        #expect(try await frames(out.path) == originFrames(nginx, "index.m3u8"))
+        await nginx.stop()
+    }
+
+    @Test func byteRangePackagesExportTheirRanges() async throws {
+        let (id, home, fixture, nginx) = try await package(.hlsByteRange)
+        let out = try TestRun.makeTemporaryDirectory("export").appendingPathComponent("br.ts")
+        #expect(await run(["export", id, out.path, "--home", home.path]).code == .success)
+        #expect(try Data(contentsOf: out) == Data(contentsOf: fixture.directory.appendingPathComponent("media.ts")))
+        await nginx.stop()
+    }
+
+    /// MP4 from transport stream segments, and alternative audio renditions, go through ffmpeg
+    /// (stream copy); without ffmpeg, the remux is refused and audio renditions are left out.
+    @Test func remuxingAndAudioRenditionsUseFFmpeg() async throws {
+        let (id, home, _, nginx) = try await package(.hlsTS)
+        let directory = try TestRun.makeTemporaryDirectory("export")
+        let mp4 = directory.appendingPathComponent("talk.mp4")
+        let (code, output, error) = await run(["export", id, mp4.path, "--home", home.path])
+        #expect(code == .success, "\(error)")
+        #expect(output.contains("remuxed with ffmpeg"))
+        #expect(try await frames(mp4.path) == originFrames(nginx, "index.m3u8"))
+        let (refused, _, refusal) = await run(
+            ["export", id, directory.appendingPathComponent("no.mp4").path, "--home", home.path],
+            environment: ["PATH": "/nonexistent"])
+        #expect(refused == .failure && refusal.contains("needs ffmpeg to remux (not installed); export to .ts instead"))
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("no.mp4").path))
+        await nginx.stop()
+
+        let master = try await package(.hlsMaster, extra: ["--audio", "all"])
+        let muxed = directory.appendingPathComponent("master.mp4")
+        #expect(await run(["export", master.id, muxed.path, "--home", master.home.path]).code == .success)
+        let streams = try await frames(muxed.path)
+        #expect(
+            streams.filter { $0.hasPrefix("audio:") }.count == 2 && streams.filter { $0.hasPrefix("video:") }.count == 1
+        )
+        let videoOnly = directory.appendingPathComponent("video-only.ts")
+        let (partial, _, warning) = await run(
+            ["export", master.id, videoOnly.path, "--home", master.home.path], environment: ["PATH": "/nonexistent"])
+        #expect(partial == .success && warning.contains("audio-eng, audio-fra not exported: adding them needs ffmpeg"))
+        #expect(try await frames(videoOnly.path).allSatisfy { $0.hasPrefix("video:") })
+        await master.nginx.stop()
+    }
+
+    @Test func errorsNameWhatIsWrong() async throws {
+        let home = try TestRun.makeTemporaryDirectory("export-home")
+        let (missing, _, error) = await run(["export", "0123456789abcdef", "/tmp/x.ts", "--home", home.path])
+        #expect(missing == .failure && error.contains("library/0123456789abcdef/index.m3u8: no such file"), "\(error)")
+        let (usage, _, usageError) = await run(["export", "0123456789abcdef", "out.mkv"])
+        #expect(usage == .usage && usageError.hasPrefix("error: <output> must end in .ts or .mp4, got 'out.mkv'"))
+    }
+}

@@ -1,0 +1,180 @@
+import Core
+import Downloads
+import Foundation
+import HLS
+import HTTP
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real `streamkit` binary on HLS: SIGKILL at random moments and restarts, Ctrl-C, live.
+@Suite(.serialized, .requires(.nginx, .ffmpeg)) struct HLSDownloadBinaryTests {
+    static func streamkit() throws -> String { try DownloadBinaryTests.streamkit() }
+
+    /// The local file of origin segment `segNNN.ts` (media sequence NNN).
+    static func localName(ofOrigin uri: Substring) -> String? {
+        guard uri.hasPrefix("/seg"), uri.hasSuffix(".ts"), let number = Int(uri.dropFirst(4).dropLast(3)) else {
+            return nil
+        }
+        return PackageLayoutNames.segment(number)
+    }
+
+    /// Kills a 300-segment download with SIGKILL at 10 random moments, restarting it each time:
+    /// the package ends byte-identical to the origin, no file that was in place at a kill is
+    /// requested again, and no segment is ever sent whole twice.
+    @Test func killedTenTimesItEndsIdenticalWithoutFetchingCompletedSegmentsAgain() async throws {
+        let fixture = try await Fixtures.shared.fixture(
+            FixtureRecipe(.hlsTS, seconds: 300, segmentSeconds: 1, videoBitrate: "1200k"))
+        // About 75 KB segments at 50 KB/s a connection: each takes about half a second (nginx sends the
+        // first second's worth at once), the whole download about 20 s on 8 connections.
+        let nginx = try await Nginx.static(
+            root: fixture.directory, limitRatePerConnection: 50_000, unthrottledHeader: "X-Unthrottled")
+        let url = nginx.url("index.m3u8").absoluteString
+        let home = try TestRun.makeTemporaryDirectory("kill-home")
+        let id = HLSDownloadJob.packageID(source: url, selection: HLSSelection(), decrypt: false)
+        let video = home.appendingPathComponent("library/\(id)/video")
+        var generator = SplitMix64(seed: UInt64(UInt32(truncatingIfNeeded: getpid())))
+        var kills: [(logCount: Int, done: Set<String>)] = []
+        for round in 0..<10 {
+            let process = try ChildProcess(
+                executable: Self.streamkit(), arguments: ["download", url, "--home", home.path, "--json"],
+                logName: "streamkit-kill-\(round)")
+            try await Task.sleep(for: .milliseconds(Int64.random(in: 400...1_400, using: &generator)))
+            process.signal(SIGKILL)
+            #expect(try await process.wait(timeout: .seconds(20)) == 128 + SIGKILL, "round \(round) ended by itself")
+            let done = Set(
+                ((try? FileManager.default.contentsOfDirectory(atPath: video.path)) ?? []).filter {
+                    $0.hasSuffix(".ts") && !$0.contains("streamkit")
+                })
+            kills.append((nginx.accessLog.count, done))
+        }
+        let doneAtLastKill = kills.last?.done.count ?? 0
+        #expect(doneAtLastKill > 20 && doneAtLastKill < 300, "\(doneAtLastKill) segments in place after 10 kills")
+        // The last run, unthrottled (a header does not change the package): it finishes the rest.
+        let last = try ChildProcess(
+            executable: Self.streamkit(),
+            arguments: ["download", url, "--home", home.path, "--json", "-H", "X-Unthrottled: 1"],
+            logName: "streamkit-kill-final")
+        #expect(try await last.wait(timeout: .seconds(180)) == 0, "\(last.standardError)")
+        await nginx.stop()
+
+        for index in 0..<300 {
+            let origin = fixture.directory.appendingPathComponent(String(format: "seg%03d.ts", index))
+            let local = video.appendingPathComponent(PackageLayoutNames.segment(index))
+            #expect(try Data(contentsOf: local) == Data(contentsOf: origin), "segment \(index)")
+        }
+        let log = nginx.accessLog
+        var refetched: [String] = []
+        for kill in kills {
+            for entry in log.dropFirst(kill.logCount) {
+                if let name = Self.localName(ofOrigin: Substring(entry.uri)), kill.done.contains(name) {
+                    refetched.append(entry.uri)
+                }
+            }
+        }
+        #expect(refetched.isEmpty, "requested again after they were in place: \(refetched)")
+        let segments = log.filter { $0.uri.hasPrefix("/seg") }
+        let wholeTwice = Dictionary(grouping: segments.filter { $0.status == 200 && $0.completed }, by: \.uri)
+            .filter { $0.value.count > 1 }.keys.sorted()
+        #expect(wholeTwice.isEmpty, "sent whole twice: \(wholeTwice)")
+        let resumed = segments.filter { $0.status == 206 }
+        #expect(!resumed.isEmpty && resumed.allSatisfy { $0.range?.hasPrefix("bytes=") == true })
+        print(
+            "kill test: \(doneAtLastKill) of 300 in place after 10 kills; \(resumed.count) segments resumed with Range")
+    }
+
+    /// Ctrl-C stops a VOD download with 130 and keeps its state; the same command resumes it.
+    @Test func ctrlCExits130AndTheSameCommandResumes() async throws {
+        let fixture = try await Fixtures.shared.fixture(
+            FixtureRecipe(.hlsTS, seconds: 20, segmentSeconds: 1, videoBitrate: "600k"))
+        let nginx = try await Nginx.static(
+            root: fixture.directory, limitRatePerConnection: 30_000, unthrottledHeader: "X-Unthrottled")
+        let home = try TestRun.makeTemporaryDirectory("ctrl-c-home")
+        let arguments = ["download", nginx.url("index.m3u8").absoluteString, "--home", home.path, "-j", "2"]
+        let first = try ChildProcess(executable: Self.streamkit(), arguments: arguments, logName: "streamkit-ctrl-c")
+        let library = home.appendingPathComponent("library")
+        let deadline = ContinuousClock.now + .seconds(30)
+        while first.isRunning && ContinuousClock.now < deadline {
+            let folders = (try? FileManager.default.contentsOfDirectory(atPath: library.path)) ?? []
+            let files = folders.first.flatMap {
+                try? FileManager.default.contentsOfDirectory(atPath: library.appendingPathComponent("\($0)/video").path)
+            }
+            if (files ?? []).filter({ $0.hasSuffix(".ts") }).count >= 3 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        first.signal(SIGINT)
+        #expect(try await first.wait(timeout: .seconds(20)) == 130, "\(first.standardError)")
+        #expect(first.standardError.contains("Interrupted; everything fetched is kept in"), "\(first.standardError)")
+        // Not a terminal: plain progress lines with files, bytes and speed.
+        #expect(
+            first.standardError.split(separator: "\n").contains { $0.contains("/20 files") }, "\(first.standardError)")
+        let id = try #require(try FileManager.default.contentsOfDirectory(atPath: library.path).first)
+        let manifest = try JSONDecoder().decode(
+            PackageManifest.self, from: Data(contentsOf: library.appendingPathComponent("\(id)/package.json")))
+        #expect(manifest.status == .interrupted)
+        let done = manifest.files.filter { $0.state == "done" }.count
+        #expect(done > 0 && done < 20)
+        let second = try ChildProcess(
+            executable: Self.streamkit(), arguments: arguments + ["-H", "X-Unthrottled: 1"], logName: "streamkit-ctrl-c"
+        )
+        #expect(try await second.wait(timeout: .seconds(60)) == 0, "\(second.standardError)")
+        #expect(second.standardOutput.contains("\(done) already in place"), "\(second.standardOutput)")
+        await nginx.stop()
+    }
+
+    /// Ctrl-C ends a live recording with 0 and a VOD package.
+    @Test(.requires(.nginxRTMP)) func ctrlCFinishesALiveRecording() async throws {
+        let flv = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: 40, segmentSeconds: 1))
+        let nginx = try await Nginx.rtmp(applications: [
+            RTMPApplication(name: "live", hls: true, hlsFragmentSeconds: 1, hlsPlaylistSeconds: 4)
+        ])
+        let publisher = try ChildProcess(
+            executable: try Tool.ffmpeg.requirePath(),
+            arguments: [
+                "-nostdin", "-loglevel", "error", "-re", "-i", flv.entryFile.path, "-c", "copy", "-f", "flv",
+                nginx.rtmpURL(application: "live", stream: "cam"),
+            ],
+            logName: "ffmpeg-publish")
+        let playlist = nginx.directory.appendingPathComponent("hls/live/cam.m3u8")
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !FileManager.default.fileExists(atPath: playlist.path) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let out = try TestRun.makeTemporaryDirectory("live-cli").appendingPathComponent("cam")
+        let recorder = try ChildProcess(
+            executable: Self.streamkit(),
+            arguments: ["download", nginx.url("hls/live/cam.m3u8").absoluteString, "-o", out.path, "--json"],
+            logName: "streamkit-live")
+        var recorded = 0.0
+        let until = ContinuousClock.now + .seconds(30)
+        while recorded < 4 && recorder.isRunning && ContinuousClock.now < until {
+            try await Task.sleep(for: .milliseconds(100))
+            for line in recorder.standardOutput.split(separator: "\n") {
+                if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                    let seconds = (object["recordedSeconds"] as? NSNumber)?.doubleValue
+                {
+                    recorded = max(recorded, seconds)
+                }
+            }
+        }
+        recorder.signal(SIGINT)
+        #expect(try await recorder.wait(timeout: .seconds(30)) == 0, "\(recorder.standardError)")
+        let result = try #require(
+            try JSONSerialization.jsonObject(with: Data(recorder.standardOutput.split(separator: "\n").last!.utf8))
+                as? [String: Any])
+        #expect(result["status"] as? String == "completed" && result["live"] as? Bool == true)
+        #expect(((result["duration"] as? NSNumber)?.doubleValue ?? 0) >= 4)
+        let local = try String(contentsOf: out.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
+        #expect(local.contains("#EXT-X-PLAYLIST-TYPE:VOD") && local.hasSuffix("#EXT-X-ENDLIST\n"))
+        await publisher.stop()
+        await nginx.stop()
+    }
+}
+
+/// Segment names as the package layout makes them (`00042.ts`).
+enum PackageLayoutNames {
+    static func segment(_ number: Int) -> String { String(format: "%05d.ts", number) }
+}

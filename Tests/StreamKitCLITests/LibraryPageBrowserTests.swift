@@ -1,0 +1,96 @@
+import Foundation
+import HTTP
+import MediaServer
+import StreamKitCLI
+import TestSupport
+import Testing
+
+/// The page at `/` of `streamkit serve`, loaded by a real browser (headless Chromium).
+@Suite(.requires(.chromium, .nginx, .ffmpeg)) struct LibraryPageBrowserTests {
+    @Test func chromiumShowsBothItemsOfTheLibrary() async throws {
+        // Two real packages through the queue (`streamkit queue add` and `queue run`), and a task
+        // whose URL the origin does not have, which fails.
+        let home = try TestRun.makeTemporaryDirectory("page-home")
+        var origins: [Nginx] = []
+        func streamkit(_ arguments: [String]) async -> (ExitCode, String) {
+            let context = CommandContext.capturing()
+            let code = await CommandRunner.run(
+                StreamKitCommand.self, arguments: arguments + ["--home", home.path], context: context)
+            return (code, context.errorOutput.text)
+        }
+        for (kind, title) in [(FixtureRecipe.Kind.hlsTS, "Test card (TS)"), (.hlsFMP4, "Test card (fMP4)")] {
+            let fixture = try await Fixtures.shared.fixture(FixtureRecipe(kind))
+            let nginx = try await Nginx.static(root: fixture.directory)
+            origins.append(nginx)
+            let (code, error) = await streamkit([
+                "queue", "add", nginx.url(fixture.recipe.entry).absoluteString, "--title", title, "--start",
+            ])
+            #expect(code == .success, "\(error)")
+        }
+        let (added, addError) = await streamkit([
+            "queue", "add", origins[0].url("missing.mp4").absoluteString, "--title", "Missing file", "--start",
+        ])
+        #expect(added == .success, "\(addError)")
+        let (ran, runError) = await streamkit(["queue", "run", "--exit-when-done"])
+        #expect(ran == .failure, "one task failed: \(runError)")
+        for origin in origins { await origin.stop() }
+        let queueHome = home
+        let libraryRoot = home.appendingPathComponent("library").path
+        // The server as `streamkit serve` starts it: the library and the queue of this home.
+        let server = try MediaServer.start(
+            configuration: MediaServer.Configuration(
+                libraryRoot: libraryRoot,
+                queue: { try QueueSummaries.read(home: queueHome, libraryRoot: libraryRoot) }))
+        let directory = try TestRun.makeTemporaryDirectory("chromium")
+        let screenshot = directory.appendingPathComponent("page.png")
+        let common = [
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+            "--user-data-dir=\(directory.appendingPathComponent("profile").path)", "--window-size=1000,700",
+        ]
+        let dom = try await Tool.chromium.run(common + ["--dump-dom", server.baseURL], timeout: .seconds(90))
+        try await Tool.chromium.run(
+            common + ["--screenshot=\(screenshot.path)", server.baseURL], timeout: .seconds(90),
+            workingDirectory: directory)
+        let client = try HTTPClient()
+        let (apiHead, apiBody) = try await client.data(for: HTTPClientRequest(url: server.baseURL + "api/tasks"))
+        await client.shutdown()
+        await server.shutdown(gracePeriod: .seconds(1))
+
+        // The page's text, as the browser built it: the library's two items (state, size,
+        // duration, link), then the queue's three tasks.
+        let text = dom.standardOutput
+        #expect(text.contains("<h1>StreamKit library</h1>"), "\(text)")
+        let sections = text.components(separatedBy: "<h2>Download queue</h2>")
+        #expect(sections.count == 2, "\(text)")
+        let libraryRows = sections[0].components(separatedBy: "<tr>").dropFirst(2)  // the header row first
+        #expect(libraryRows.count == 2, "\(text)")
+        for row in libraryRows {
+            #expect(row.contains("127.0.0.1:"), "\(row)")
+            #expect(row.contains("<td>downloaded</td>"), "\(row)")
+            #expect(row.contains("<td>0:10</td>"), "\(row)")
+            #expect(row.contains("/index.m3u8\">index.m3u8</a>"), "\(row)")
+        }
+        let queueRows = Array(sections[1].components(separatedBy: "<tr>").dropFirst(2))
+        #expect(queueRows.count == 3, "\(sections[1])")
+        for (row, title) in zip(queueRows.prefix(2), ["Test card (TS)", "Test card (fMP4)"]) {
+            #expect(row.contains("<td>\(title)</td><td>success</td>") && row.contains("100%"), "\(row)")
+            #expect(row.contains(">play</a>"), "\(row)")
+        }
+        #expect(queueRows.last?.contains("<td>Missing file</td><td>failed</td>") == true, "\(queueRows)")
+        #expect(queueRows.last?.contains("404") == true, "\(queueRows)")
+        #expect(text.contains("http-equiv=\"refresh\""))
+        // The same queue as JSON.
+        #expect(apiHead.status == .ok && apiHead.headers["Content-Type"]?.hasPrefix("application/json") == true)
+        struct API: Decodable { let tasks: [QueueTaskSummary] }
+        let api = try JSONDecoder().decode(API.self, from: Data(apiBody))
+        #expect(api.tasks.map(\.state) == ["success", "success", "failed"], "\(api.tasks)")
+        #expect(api.tasks.first?.playPath?.hasPrefix("/library/") == true && api.tasks.first?.progress == 1)
+        // The screenshot: a PNG of the window's size, not blank.
+        let png = try Data(contentsOf: screenshot)
+        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+        let width = png[16..<20].reduce(0) { $0 << 8 | Int($1) }
+        let height = png[20..<24].reduce(0) { $0 << 8 | Int($1) }
+        #expect(width == 1000 && height == 700, "\(width)x\(height)")
+        #expect(png.count > 8_000, "\(png.count) bytes")
+    }
+}

@@ -1,0 +1,218 @@
+import Core
+import Downloads
+import Foundation
+import HLS
+import StreamKitCLI
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `streamkit queue`: help, usage errors, the commands in process, and the real binary killed
+/// with SIGKILL again and again while it runs the queue.
+@Suite(.serialized) struct QueueCommandTests {
+    static func run(_ arguments: [String]) async -> (ExitCode, CommandContext) {
+        let context = CommandContext.capturing()
+        let code = await CommandRunner.run(StreamKitCommand.self, arguments: arguments, context: context)
+        return (code, context)
+    }
+
+    /// Random bytes (/dev/urandom, fast in a debug build) written to `directory/name`.
+    static func randomFile(_ directory: URL, _ name: String, bytes count: Int, seed: UInt64) throws -> Data {
+        let source = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
+        defer { try? source.close() }
+        let data = try source.read(upToCount: count) ?? Data()
+        guard data.count == count else { throw TestSupportError("read \(data.count) of \(count) random bytes") }
+        try data.write(to: directory.appendingPathComponent(name))
+        return data
+    }
+
+    @Test func queueHelpSnapshot() async {
+        let (code, context) = await Self.run(["queue", "--help"])
+        #expect(code == .success)
+        #expect(
+            context.output.text == """
+                OVERVIEW: Keep a persistent download queue: add, list, start, stop, remove, and run it.
+
+                The queue lives in $STREAMKIT_HOME (queue.sqlite; downloads in library/ID). `queue run` runs it
+                in the foreground and holds its lock; while it runs, the other queue commands hand their change
+                to it and print its answer. Tasks that were running when a run was killed come back ready and
+                resume without fetching again what was saved.
+
+                USAGE: streamkit queue <command>
+
+                OPTIONS:
+                  -h, --help              Show help information.
+
+                COMMANDS:
+                  add                     Add a task to the queue; prints its id.
+                  list                    List every task: id, state, progress, bytes, speed, title, error.
+                  start                   Queue a stopped or failed task (or all of them) to run.
+                  stop                    Stop a task (or all of them); running ones stop cleanly and keep their bytes.
+                  retry                   Put a failed task back in the queue; it resumes where it stopped.
+                  remove                  Remove a task and delete its files, or every unfinished task.
+                  run                     Run the queue in the foreground with live progress.
+
+                  See 'streamkit queue help <command>' for help on a command.
+
+                EXAMPLES:
+                  Queue a stream and a file, then run the queue:
+                    streamkit queue add URL --title Show && streamkit queue run --exit-when-done
+                  See the queue:
+                    streamkit queue list
+
+                """)
+    }
+
+    @Test func queueRunHelpSnapshot() async {
+        let (code, context) = await Self.run(["queue", "run", "--help"])
+        #expect(code == .success)
+        #expect(
+            context.output.text == """
+                OVERVIEW: Run the queue in the foreground with live progress.
+
+                Runs ready tasks in queue order, at most --max-concurrent at once (saved for later runs; default
+                1, at most 16), and performs what other queue commands ask meanwhile. Progress is drawn on a
+                terminal, printed as a line every 2 s otherwise, or as JSON lines with --json. Ctrl-C stops
+                cleanly (running tasks come back ready) and exits 130. With --exit-when-done it exits once
+                nothing is ready or running: 0 when every task succeeded, 1 when one failed.
+
+                USAGE: streamkit queue run [--max-concurrent <n>] [--exit-when-done] [--limit-rate <rate>] [--home <dir>] [--json]
+
+                OPTIONS:
+                  --max-concurrent <n>    Tasks at once, 1 to 16.
+                  --exit-when-done        Exit once nothing is ready or running.
+                  --limit-rate <rate>     At most this many bytes a second for all tasks, such as 500k or 2M.
+                  --home <dir>            StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).
+                  --json                  Print events as JSON lines on standard output.
+                  -h, --help              Show help information.
+
+                EXAMPLES:
+                  Run until the queue is done, three at a time:
+                    streamkit queue run --max-concurrent 3 --exit-when-done
+
+                """)
+    }
+
+    @Test(arguments: [
+        (["queue", "add", "ftp://x/a.mp4"], "<url> must be an http or https URL"),
+        (["queue", "add", "http://x/a.mp4", "--kind", "rtmp"], "--kind must be auto, hls or file"),
+        (["queue", "add", "http://x/a.mp4", "-j", "0"], "--connections must be between 1 and 64"),
+        (["queue", "start"], "give a task <id> or --all"),
+        (["queue", "stop", "abc", "--all"], "give a task <id> or --all"),
+        (["queue", "remove"], "give a task <id> or --unfinished"),
+        (["queue", "run", "--max-concurrent", "17"], "--max-concurrent must be between 1 and 16"),
+    ])
+    func usageErrorsExit64(arguments: [String], message: String) async {
+        let (code, context) = await Self.run(arguments)
+        #expect(code == .usage)
+        #expect(context.errorOutput.text.contains(message), "\(context.errorOutput.text)")
+    }
+
+    /// add, list, start, run --exit-when-done, list --json, remove, remove --unfinished; unknown ids fail.
+    @Test(.requires(.nginx)) func commandsInProcess() async throws {
+        let root = try TestRun.makeTemporaryDirectory("queue-origin")
+        let data = try Self.randomFile(root, "talk.mp4", bytes: 700_000, seed: 1)
+        let nginx = try await Nginx.static(root: root)
+        let home = try TestRun.makeTemporaryDirectory("queue-home").path
+        let url = nginx.url("talk.mp4").absoluteString
+        let (added, addOutput) = await Self.run(["queue", "add", url, "--title", "Talk", "--home", home])
+        #expect(added == .success, "\(addOutput.errorOutput.text)")
+        let id = addOutput.output.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(id.count == 16)
+        let (_, duplicate) = await Self.run(["queue", "add", url, "--home", home])
+        #expect(duplicate.errorOutput.text.contains("duplicate task"))
+        let (_, list) = await Self.run(["queue", "list", "--home", home])
+        #expect(
+            list.output.text.contains(id) && list.output.text.contains("stopped") && list.output.text.contains("Talk"))
+        #expect(await Self.run(["queue", "start", id, "--home", home]).0 == .success)
+        let (ran, runOutput) = await Self.run(["queue", "run", "--exit-when-done", "--home", home])
+        #expect(ran == .success, "\(runOutput.errorOutput.text)")
+        #expect(runOutput.errorOutput.text.contains("\(id) running -> success"))
+        let (_, json) = await Self.run(["queue", "list", "--json", "--home", home])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.output.text.utf8)) as? [String: Any])
+        #expect(object["state"] as? String == "success" && object["id"] as? String == id)
+        let location = try #require(object["location"] as? String)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: location)) == data)
+        let (failed, unknown) = await Self.run(["queue", "stop", "0000000000000000", "--home", home])
+        #expect(failed == .failure && unknown.errorOutput.text.contains("no task with id"))
+        _ = try Self.randomFile(root, "b.mp3", bytes: 1000, seed: 2)
+        #expect(await Self.run(["queue", "add", nginx.url("b.mp3").absoluteString, "--home", home]).0 == .success)
+        let (_, removed) = await Self.run(["queue", "remove", "--unfinished", "--home", home])
+        #expect(removed.output.text.hasPrefix("removed "))
+        #expect(await Self.run(["queue", "remove", id, "--home", home]).0 == .success)
+        #expect(!FileManager.default.fileExists(atPath: location))
+        let (_, empty) = await Self.run(["queue", "list", "--home", home])
+        #expect(empty.output.text == "The queue is empty.\n")
+    }
+
+    /// `streamkit download URL -j 4` on a file: four range connections, the file identical, the
+    /// partial file and its range record gone.
+    @Test(.requires(.nginx)) func downloadWithConnectionsUsesRanges() async throws {
+        let root = try TestRun.makeTemporaryDirectory("ranged-origin")
+        let data = try Self.randomFile(root, "big.bin", bytes: 2_000_000, seed: 9)
+        let nginx = try await Nginx.static(root: root, limitRatePerConnection: 1 << 20)
+        let target = try TestRun.makeTemporaryDirectory("ranged-out").appendingPathComponent("big.bin")
+        let (code, context) = await Self.run([
+            "download", nginx.url("big.bin").absoluteString, "-j", "4", "-o", target.path,
+        ])
+        #expect(code == .success, "\(context.errorOutput.text)")
+        #expect(context.output.text.hasPrefix("Saved \(target.path)"))
+        #expect(try Data(contentsOf: target) == data)
+        let requests = nginx.accessLog.filter { $0.uri == "/big.bin" }
+        #expect(requests.count >= 4 && requests.allSatisfy { $0.status == 206 }, "\(requests)")
+        #expect(!FileManager.default.fileExists(atPath: RangedFileDownload.partialPath(for: target)))
+        #expect(!FileManager.default.fileExists(atPath: RangedFileDownload.recordPath(for: target)))
+    }
+
+    /// While `queue run` (a child process) holds the queue, `queue add --start` and `queue stop`
+    /// from this process are handed to it and answered; a second `queue run` is refused.
+    @Test(.requires(.nginx)) func commandsReachTheRunningQueue() async throws {
+        let root = try TestRun.makeTemporaryDirectory("queue-origin")
+        let data = try Self.randomFile(root, "a.mp4", bytes: 400_000, seed: 3)
+        _ = try Self.randomFile(root, "slow.mp4", bytes: 4_000_000, seed: 4)
+        let nginx = try await Nginx.static(root: root, limitRatePerConnection: 100_000)
+        let home = try TestRun.makeTemporaryDirectory("queue-home").path
+        let runner = try ChildProcess(
+            executable: DownloadBinaryTests.streamkit(),
+            arguments: ["queue", "run", "--max-concurrent", "2", "--home", home], logName: "streamkit-queue")
+        defer { Task { await runner.stop() } }
+        // Wait until it holds the lock.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !DownloadQueueRemote.isRunning(directory: URL(fileURLWithPath: home)), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let (second, secondOutput) = await Self.run(["queue", "run", "--home", home])
+        #expect(second == .failure && secondOutput.errorOutput.text.contains("directory locked"))
+        let (added, addOutput) = await Self.run([
+            "queue", "add", nginx.url("a.mp4").absoluteString, "--start", "--home", home,
+        ])
+        #expect(added == .success, "\(addOutput.errorOutput.text)")
+        let id = addOutput.output.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let (_, slowOutput) = await Self.run([
+            "queue", "add", nginx.url("slow.mp4").absoluteString, "--start", "--home", home,
+        ])
+        let slow = slowOutput.output.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let doneBy = ContinuousClock.now + .seconds(30)
+        var state = ""
+        while ContinuousClock.now < doneBy {
+            state =
+                try DownloadQueueRemote.tasks(directory: URL(fileURLWithPath: home)).first { $0.id == id }?.state
+                .rawValue ?? ""
+            if state == "success" { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(state == "success", "\(runner.standardError)")
+        let (stopped, stopOutput) = await Self.run(["queue", "stop", slow, "--home", home])
+        #expect(
+            stopped == .success && stopOutput.output.text.contains("\(slow)  stopped"), "\(stopOutput.errorOutput.text)"
+        )
+        let tasks = try DownloadQueueRemote.tasks(directory: URL(fileURLWithPath: home))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: tasks.first { $0.id == id }!.location)) == data)
+        runner.signal(SIGINT)
+        #expect(try await runner.wait(timeout: .seconds(20)) == 130)
+    }
+}
