@@ -4,6 +4,7 @@
 #   bench/hls-download.sh                 # throttled once, unthrottled 3 rounds
 #   ROUNDS=5 SKIP_SLOW=1 bench/hls-download.sh
 #   FAST_ONLY=1 ROUNDS=5 bench/hls-download.sh   # only (b), the unthrottled comparison
+#   STREAMKIT_LINK=dynamic bench/hls-download.sh   # the toolchain's shared Swift libraries
 #
 # Input: 120 real H.264/AAC TS segments of about 2 MB (12 encoded by ffmpeg, each served under 10
 # names), one media playlist, nginx on 127.0.0.1.
@@ -35,9 +36,17 @@ trap cleanup EXIT
 ytdlp=$(command -v yt-dlp || echo "$HOME/.local/bin/yt-dlp")
 [ -x "$ytdlp" ] || { echo "yt-dlp is missing: pip install --user yt-dlp" >&2; exit 1; }
 
-echo "building release ..." >&2
-swift build -c release --product streamkit >&2
-bin=$(swift build -c release --show-bin-path)
+# STREAMKIT_LINK=static (the default) links the Swift runtime into the executable, as a Linux
+# command-line tool is shipped (and as bench/rtmp.sh measures); dynamic uses the shared libraries.
+if [ "${STREAMKIT_LINK:-static}" = static ]; then
+    echo "building release (static Swift runtime) ..." >&2
+    swift build -c release --static-swift-stdlib --product streamkit --build-path .build/static >&2
+    bin=$(pwd)/.build/static/release
+else
+    echo "building release (shared Swift runtime) ..." >&2
+    swift build -c release --product streamkit >&2
+    bin=$(swift build -c release --show-bin-path)
+fi
 
 echo "encoding $distinct segments of about 2 MB ..." >&2
 ffmpeg -v error -f lavfi -i "testsrc2=size=1280x720:rate=25" -f lavfi -i "sine=frequency=440:sample_rate=48000" \

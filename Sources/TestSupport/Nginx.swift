@@ -114,6 +114,24 @@ public final class Nginx: Sendable {
         }
     }
 
+    /// The number of access log entries once nginx has logged the requests it is ending (a
+    /// cancelled transfer is logged when nginx notices the closed connection): the count once it
+    /// has not changed for 400 ms, or after 10 s.
+    public func settledAccessLogCount() async throws -> Int {
+        var count = accessLog.count
+        var stableSince = ContinuousClock.now
+        let deadline = ContinuousClock.now + .seconds(10)
+        while stableSince.duration(to: .now) < .milliseconds(400), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            let now = accessLog.count
+            if now != count {
+                count = now
+                stableSince = .now
+            }
+        }
+        return count
+    }
+
     // MARK: Private
 
     private static func launch(

@@ -154,7 +154,7 @@ import Testing
         try await recorder.waitMilestones(endingWith: ["running>stopping", "stopping>stopped"])
         let kept = try await manager.fileState(info.id).done
         #expect(kept.byteCount > 0)
-        let before = try await Support.settledLogCount(origin.nginx)
+        let before = try await origin.nginx.settledAccessLogCount()
         recorder.clear()
         try await manager.start(info.id)
         try await recorder.wait { $0.contains(.allCompleted) }
@@ -465,7 +465,7 @@ import Testing
             DownloadRequest(url: origin.nginx.url("other.mp3").absoluteString, kind: .file), autoStart: true)
         try await recorder.wait(for: second.id, .success)
         #expect(try Data(contentsOf: URL(fileURLWithPath: second.location)) == other)
-        let before = try await Support.settledLogCount(origin.nginx)
+        let before = try await origin.nginx.settledAccessLogCount()
         try await manager.retry(info.id)
         try await recorder.wait(for: info.id, .success)
         #expect(try Data(contentsOf: URL(fileURLWithPath: info.location)) == origin.data)

@@ -131,23 +131,6 @@ enum ManagerSupport {
                 persistInterval: .milliseconds(200)))
     }
 
-    /// The number of access log entries once nginx has logged the requests it is ending (a
-    /// cancelled transfer is logged when nginx notices the closed connection).
-    static func settledLogCount(_ origin: Nginx) async throws -> Int {
-        var count = origin.accessLog.count
-        var stableSince = ContinuousClock.now
-        let deadline = ContinuousClock.now + .seconds(10)
-        while stableSince.duration(to: .now) < .milliseconds(400), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-            let now = origin.accessLog.count
-            if now != count {
-                count = now
-                stableSince = .now
-            }
-        }
-        return count
-    }
-
     /// The `Range` requests nginx logged for `uri`, as byte ranges (`bytes=a-b`, `bytes=a-` to the end).
     static func requestedRanges(_ origin: Nginx, uri: String, length: Int64) -> [ByteRange?] {
         origin.accessLog.filter { $0.uri == uri && $0.method == "GET" }.map { entry in

@@ -65,10 +65,12 @@ enum RealPeers {
     }
 
     /// rtmpdump recording a live stream; it ends 3 s after the stream stops sending.
+    /// rtmpdump recording `url` live. Its idle timeout is 10 s: with 3 s it gave up (leaving an
+    /// empty file) when a loaded machine took longer than that to start the publisher.
     static func rtmpdump(_ url: String, to file: URL) throws -> ChildProcess {
         try ChildProcess(
             executable: try Tool.rtmpdump.requirePath(),
-            arguments: ["-q", "--live", "--timeout", "3", "-r", url, "-o", file.path], logName: "rtmpdump")
+            arguments: ["-q", "--live", "--timeout", "10", "-r", url, "-o", file.path], logName: "rtmpdump")
     }
 
     /// Checks a recording against its source: the same codecs, the duration within 0.5 s,

@@ -102,6 +102,20 @@ import Testing
                 """)
     }
 
+    /// A binary copied away from its resources says where it looked and what to do (exit 1).
+    @Test func aBinaryWithoutItsSampleSaysWhatToDo() async throws {
+        let directory = try TestRun.makeTemporaryDirectory("demo-alone")
+        let copy = directory.appendingPathComponent("streamkit")
+        try FileManager.default.copyItem(atPath: try DownloadBinaryTests.streamkit(), toPath: copy.path)
+        let demo = try ChildProcess(executable: copy.path, arguments: ["demo"], logName: "demo-alone")
+        #expect(try await demo.wait(timeout: .seconds(30)) == 1)
+        #expect(
+            demo.standardError
+                == "error: the demo's sample stream is missing (looked in \(directory.path)/StreamKit_StreamKitCLI.resources/"
+                + "DemoSample); run the streamkit built by `swift build`, or set STREAMKIT_DEMO_SAMPLE to "
+                + "Sources/StreamKitCLI/DemoSample\n", "\(demo.standardError)")
+    }
+
     @Test func aSampleThatDoesNotVerifyFails() async throws {
         // A copy of the sample missing a segment its playlist lists: the origin answers 404, the
         // download fails naming the file, and the demo exits 1.

@@ -90,7 +90,7 @@ import Glibc
                 #expect(status == 0, "seed \(seed): \(process.standardError)")
                 finished = true
             }
-            let logEnd = try await Self.settledLogCount(nginx)
+            let logEnd = try await nginx.settledAccessLogCount()
             if let previous {
                 try Self.checkNoRefetch(
                     Array(nginx.accessLog[logStart..<logEnd]), since: previous, fileTasks: fileTasks,
@@ -218,20 +218,6 @@ import Glibc
         }
     }
 
-    static func settledLogCount(_ nginx: Nginx) async throws -> Int {
-        var count = nginx.accessLog.count
-        var stableSince = ContinuousClock.now
-        let deadline = ContinuousClock.now + .seconds(10)
-        while stableSince.duration(to: .now) < .milliseconds(400), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-            let now = nginx.accessLog.count
-            if now != count {
-                count = now
-                stableSince = .now
-            }
-        }
-        return count
-    }
 }
 
 /// The segments of a media playlist on disk, as absolute paths in order.

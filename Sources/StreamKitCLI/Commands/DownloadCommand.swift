@@ -95,18 +95,7 @@ struct DownloadCommand: ParsableCommand {
         guard (0...100).contains(retries) else {
             throw ValidationError("--retries must be between 0 and 100, got \(retries)")
         }
-        guard VariantPreference(variant) != nil else {
-            throw ValidationError("--variant must be best, worst, a bandwidth such as 1500k, or WxH, got '\(variant)'")
-        }
-        guard RenditionPreference(audio) != nil else {
-            throw ValidationError("--audio must be auto, all, none, a language or name:NAME, got '\(audio)'")
-        }
-        guard RenditionPreference(subs) != nil else {
-            throw ValidationError("--subs must be all, none, a language or name:NAME, got '\(subs)'")
-        }
-        if let connections, !(1...64).contains(connections) {
-            throw ValidationError("--connections must be between 1 and 64, got \(connections)")
-        }
+        try Self.validateSelection(variant: variant, audio: audio, subs: subs, connections: connections)
         if let liveDuration, !(liveDuration > 0) {
             throw ValidationError("--live-duration must be a number of seconds above 0, got \(liveDuration)")
         }
@@ -242,6 +231,23 @@ struct DownloadCommand: ParsableCommand {
     }
 
     /// `Name: value` → (name, value); `nil` when there is no colon or the name is not a token.
+    /// Checks the selection options `download` and `queue add` share: `--variant`, `--audio`,
+    /// `--subs` and `-j`.
+    static func validateSelection(variant: String, audio: String, subs: String, connections: Int?) throws {
+        guard VariantPreference(variant) != nil else {
+            throw ValidationError("--variant must be best, worst, a bandwidth such as 1500k, or WxH, got '\(variant)'")
+        }
+        guard RenditionPreference(audio) != nil else {
+            throw ValidationError("--audio must be auto, all, none, a language or name:NAME, got '\(audio)'")
+        }
+        guard RenditionPreference(subs) != nil else {
+            throw ValidationError("--subs must be all, none, a language or name:NAME, got '\(subs)'")
+        }
+        if let connections, !(1...64).contains(connections) {
+            throw ValidationError("--connections must be between 1 and 64, got \(connections)")
+        }
+    }
+
     static func parseHeader(_ text: String) -> (String, String)? {
         guard let colon = text.firstIndex(of: ":") else { return nil }
         let name = text[..<colon]

@@ -132,18 +132,7 @@ struct QueueAddCommand: ParsableCommand {
         guard DownloadFileType(rawValue: type) != nil else {
             throw ValidationError("--type must be video or audio, got '\(type)'")
         }
-        guard VariantPreference(variant) != nil else {
-            throw ValidationError("--variant must be best, worst, a bandwidth such as 1500k, or WxH, got '\(variant)'")
-        }
-        guard RenditionPreference(audio) != nil else {
-            throw ValidationError("--audio must be auto, all, none, a language or name:NAME, got '\(audio)'")
-        }
-        guard RenditionPreference(subs) != nil else {
-            throw ValidationError("--subs must be all, none, a language or name:NAME, got '\(subs)'")
-        }
-        if let connections, !(1...64).contains(connections) {
-            throw ValidationError("--connections must be between 1 and 64, got \(connections)")
-        }
+        try DownloadCommand.validateSelection(variant: variant, audio: audio, subs: subs, connections: connections)
         for header in headers where DownloadCommand.parseHeader(header) == nil {
             throw ValidationError("--header must be 'Name: value', got '\(header)'")
         }

@@ -33,7 +33,16 @@ struct DemoCommand: ParsableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws {
-        let demo = try DemoRun(context: context, home: home, keep: keep || serve || home != nil)
+        let demo: DemoRun
+        do {
+            demo = try DemoRun(context: context, home: home, keep: keep || serve || home != nil)
+        } catch let failure as DemoFailure {
+            context.writeError("error: \(failure.message)\n")
+            throw ExitCode.failure
+        } catch {
+            context.writeError("error: the demo cannot start: \(error)\n")
+            throw ExitCode.failure
+        }
         do {
             try await demo.run(serveAfterwards: serve)
         } catch let failure as DemoFailure {

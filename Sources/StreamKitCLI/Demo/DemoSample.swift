@@ -21,7 +21,8 @@ enum DemoSample {
             Bundle.main.executableURL?.deletingLastPathComponent(), executable.deletingLastPathComponent(),
         ] {
             guard let directory else { continue }
-            candidates.append(directory.appendingPathComponent(bundleName).appendingPathComponent("DemoSample"))
+            let candidate = directory.appendingPathComponent(bundleName).appendingPathComponent("DemoSample")
+            if !candidates.contains(candidate) { candidates.append(candidate) }
         }
         for candidate in candidates
         where FileManager.default.fileExists(atPath: candidate.appendingPathComponent("master.m3u8").path) {
