@@ -126,8 +126,11 @@ actor ResourceCoordinator {
     }
 
     /// Waits until every fetch task has ended, then claims what was written and closes the file.
+    ///
+    /// Cancels nothing: a fetch nobody needs was cancelled when its last reader left, and a reader
+    /// that came back meanwhile (the same coordinator is handed out until the drain ends) keeps
+    /// the fetches it started. ``retire()`` stops every fetch before it drains.
     func drain() async {
-        for task in fetchTasks.values { task.cancel() }
         if !fetchTasks.isEmpty {
             await withCheckedContinuation { drainWaiters.append($0) }
         }
