@@ -132,6 +132,14 @@ public final class Nginx: Sendable {
         return count
     }
 
+    /// The access log once it has settled (see ``settledAccessLogCount()``): nginx writes a line
+    /// after the response's last byte went out, so a client that has just read that byte can look
+    /// before the line is there.
+    public func settledAccessLog() async throws -> [AccessLogEntry] {
+        _ = try await settledAccessLogCount()
+        return accessLog
+    }
+
     // MARK: Private
 
     private static func launch(

@@ -161,7 +161,7 @@ import Testing
         #expect(recorder.milestones.first == "stopped>ready")
         #expect(try Data(contentsOf: URL(fileURLWithPath: info.location)) == origin.data)
         // No range asked after the restart overlaps the bytes kept.
-        let later = Support.requestedRanges(origin.nginx, uri: "/movie.mp4", length: Int64(origin.data.count))
+        let later = try await Support.requestedRanges(origin.nginx, uri: "/movie.mp4", length: Int64(origin.data.count))
             .dropFirst(before)
         for range in later {
             let range = try #require(range)
@@ -358,7 +358,7 @@ import Testing
         let info = try await manager.add(DownloadRequest(url: origin.url, kind: .file), autoStart: true)
         try await recorder.wait(for: info.id, .success)
         #expect(try Data(contentsOf: URL(fileURLWithPath: info.location)) == origin.data)
-        let entries = origin.nginx.accessLog.filter { $0.uri == "/movie.mp4" }
+        let entries = try await origin.nginx.settledAccessLog().filter { $0.uri == "/movie.mp4" }
         #expect(entries.count >= 4 && entries.allSatisfy { $0.status == 206 }, "\(entries)")
         // Bytes nginx sent: the file once, plus what it had pushed into a socket past a boundary
         // that another connection took over (the reader stops there and closes the connection; on
@@ -373,7 +373,7 @@ import Testing
         let task = try await second.add(DownloadRequest(url: plain.url, kind: .file), autoStart: true)
         try await events.wait(for: task.id, .success)
         #expect(try Data(contentsOf: URL(fileURLWithPath: task.location)) == plain.data)
-        let requests = plain.nginx.accessLog.filter { $0.uri == "/movie.mp4" }
+        let requests = try await plain.nginx.settledAccessLog().filter { $0.uri == "/movie.mp4" }
         #expect(requests.count == 1 && requests.first?.status == 200, "\(requests)")
         await second.close()
     }
@@ -394,7 +394,7 @@ import Testing
         try await manager.start(info.id)
         try await recorder.wait(for: info.id, .success)
         #expect(try Data(contentsOf: URL(fileURLWithPath: info.location)) == changed)
-        #expect(origin.nginx.accessLog.contains { $0.uri == "/movie.mp4" && $0.status == 200 })
+        #expect(try await origin.nginx.settledAccessLog().contains { $0.uri == "/movie.mp4" && $0.status == 200 })
         await manager.close()
     }
 
@@ -469,7 +469,7 @@ import Testing
         try await manager.retry(info.id)
         try await recorder.wait(for: info.id, .success)
         #expect(try Data(contentsOf: URL(fileURLWithPath: info.location)) == origin.data)
-        for range in Support.requestedRanges(origin.nginx, uri: "/movie.mp4", length: 2 << 20).dropFirst(before) {
+        for range in try await Support.requestedRanges(origin.nginx, uri: "/movie.mp4", length: 2 << 20).dropFirst(before) {
             #expect(kept.intersection(try #require(range)).isEmpty)
         }
         await manager.close()

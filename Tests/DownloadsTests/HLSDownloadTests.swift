@@ -66,7 +66,7 @@ import Testing
         #expect(last.filesDone == last.filesTotal && last.bytesDone == result.bytes)
         #expect(last.estimatedTotalBytes == result.bytes)
         // Nothing the downloader fetched failed, and no segment was fetched twice.
-        let fetched = origin.accessLog.filter { !$0.uri.hasSuffix(".m3u8") }
+        let fetched = try await origin.settledAccessLog().filter { !$0.uri.hasSuffix(".m3u8") }
         #expect(fetched.allSatisfy { [200, 206].contains($0.status) && $0.completed }, "\(fetched)")
         if kind != .hlsByteRange { #expect(Set(fetched.map(\.uri)).count == fetched.count, "\(fetched)") }
 
@@ -195,12 +195,12 @@ import Testing
                     atPath: job.packageDirectory.appendingPathComponent(name).path)[.size]
                     as? NSNumber)?.intValue ?? 0 > 0
             }, "\(partial)")
-        let firstRun = origin.accessLog.count
+        let firstRun = try await origin.settledAccessLog().count
 
         let (result, events) = try await Support.run(job)
         #expect(result.status == .complete && result.filesFetched == 20 - done.count)
         if case .planned(let summary) = events.first { #expect(summary.filesAlreadyDone == done.count) }
-        let later = origin.accessLog.dropFirst(firstRun)
+        let later = try await origin.settledAccessLog().dropFirst(firstRun)
         #expect(later.allSatisfy { !done.contains(origin.url(String($0.uri.dropFirst())).absoluteString) }, "\(later)")
         #expect(later.contains { $0.status == 206 && $0.range != nil }, "no partial segment resumed: \(later)")
         for (theirs, ours) in zip(
@@ -256,10 +256,10 @@ import Testing
         )
 
         try kept.write(to: missing)
-        let before = origin.accessLog.count
+        let before = try await origin.settledAccessLog().count
         let (healed, _) = try await Support.run(skipping)
         #expect(healed.status == .complete && healed.filesFetched == 1)
-        #expect(origin.accessLog.dropFirst(before).filter { $0.uri.hasSuffix(".ts") }.map(\.uri) == ["/seg002.ts"])
+        #expect(try await origin.settledAccessLog().dropFirst(before).filter { $0.uri.hasSuffix(".ts") }.map(\.uri) == ["/seg002.ts"])
         let healedPlaylist = try String(
             contentsOf: job.packageDirectory.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
         #expect(!healedPlaylist.contains("GAP"))
@@ -277,10 +277,10 @@ import Testing
         let handle = try FileHandle(forWritingTo: damaged)
         try handle.truncate(atOffset: 100)
         try handle.close()
-        let before = origin.accessLog.count
+        let before = try await origin.settledAccessLog().count
         let (result, _) = try await Support.run(job)
         #expect(result.filesFetched == 1)
-        #expect(origin.accessLog.dropFirst(before).map(\.uri) == ["/seg003.ts"])
+        #expect(try await origin.settledAccessLog().dropFirst(before).map(\.uri) == ["/seg003.ts"])
         #expect(
             try Data(contentsOf: damaged) == Data(contentsOf: fixture.directory.appendingPathComponent("seg003.ts")))
         await origin.stop()

@@ -84,9 +84,9 @@ import Testing
             let fragment = origin.nginx.directory.appendingPathComponent("hls/live/\(name)")
             #expect(try Data(contentsOf: fragment) == Support.bytes(segment), "\(name)")
         }
-        let fetched = origin.nginx.accessLog.filter { $0.uri.hasSuffix(".ts") }.map(\.uri)
+        let fetched = try await origin.nginx.settledAccessLog().filter { $0.uri.hasSuffix(".ts") }.map(\.uri)
         #expect(Set(fetched).count == fetched.count, "a fragment was fetched twice: \(fetched)")
-        #expect(origin.nginx.accessLog.filter { $0.uri.hasSuffix(".m3u8") }.count >= 3, "the playlist was not reloaded")
+        #expect(try await origin.nginx.settledAccessLog().filter { $0.uri.hasSuffix(".m3u8") }.count >= 3, "the playlist was not reloaded")
 
         // Decoded over HTTP: the package, and the same fragments from the origin.
         let player = try await Support.serve(package.deletingLastPathComponent())
@@ -115,10 +115,10 @@ import Testing
         #expect(manifest.status == .complete && manifest.live && manifest.renditions.allSatisfy(\.ended))
         #expect(manifest.files.allSatisfy { $0.state == "done" })
         // Run again: the package is complete; nothing is fetched.
-        let before = origin.nginx.accessLog.count
+        let before = try await origin.nginx.settledAccessLog().count
         let (again, _) = try await Support.run(job)
         #expect(again.filesFetched == 0 && again.duration == result.duration)
-        #expect(origin.nginx.accessLog.count == before)
+        #expect(try await origin.nginx.settledAccessLog().count == before)
         await origin.stop()
     }
 }

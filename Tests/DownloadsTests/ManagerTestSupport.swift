@@ -131,9 +131,10 @@ enum ManagerSupport {
                 persistInterval: .milliseconds(200)))
     }
 
-    /// The `Range` requests nginx logged for `uri`, as byte ranges (`bytes=a-b`, `bytes=a-` to the end).
-    static func requestedRanges(_ origin: Nginx, uri: String, length: Int64) -> [ByteRange?] {
-        origin.accessLog.filter { $0.uri == uri && $0.method == "GET" }.map { entry in
+    /// The `Range` requests nginx logged for `uri` (once its log settled), as byte ranges
+    /// (`bytes=a-b`, `bytes=a-` to the end).
+    static func requestedRanges(_ origin: Nginx, uri: String, length: Int64) async throws -> [ByteRange?] {
+        try await origin.settledAccessLog().filter { $0.uri == uri && $0.method == "GET" }.map { entry in
             guard let range = entry.range, range.hasPrefix("bytes=") else { return nil }
             let parts = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
             guard parts.count == 2, let first = Int64(parts[0]) else { return nil }

@@ -165,7 +165,7 @@ import Testing
         #expect(lines.contains("video") && lines.contains("audio"), "\(kind): \(lines)")
         let duration = try #require(lines.compactMap(Double.init).first)
         #expect(abs(duration - Double(fixture.recipe.seconds)) < 1, "\(kind) lasts \(duration) s")
-        let failed = nginx.accessLog.filter { ![200, 206].contains($0.status) }
+        let failed = try await nginx.settledAccessLog().filter { ![200, 206].contains($0.status) }
         #expect(failed.isEmpty, "\(failed)")
         await nginx.stop()
     }

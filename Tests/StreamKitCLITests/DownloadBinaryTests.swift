@@ -58,7 +58,7 @@ import Glibc
         #expect(try Data(contentsOf: target) == fixture.bytes)
         #expect(!FileManager.default.fileExists(atPath: partial.path))
         await fixture.nginx.stop()
-        let resumed = try #require(fixture.nginx.accessLog.last)
+        let resumed = try #require(try await fixture.nginx.settledAccessLog().last)
         #expect(resumed.status == 206 && resumed.range == "bytes=\(kept)-")
         #expect(resumed.bytesSent == 3_000_000 - kept && resumed.completed)
     }
@@ -136,7 +136,7 @@ import Glibc
         #expect(result["resumedFrom"] as? Int64 == kept && result["transferred"] as? Int64 == gigabyte - kept)
         await nginx.stop()
 
-        let log = nginx.accessLog
+        let log = try await nginx.settledAccessLog()
         #expect(log.count == 3)
         #expect(log[0].status == 200 && log[0].bytesSent == gigabyte && log[0].completed)
         #expect(log[1].status == 200 && !log[1].completed)

@@ -66,7 +66,7 @@ import Glibc
             let local = video.appendingPathComponent(PackageLayoutNames.segment(index))
             #expect(try Data(contentsOf: local) == Data(contentsOf: origin), "segment \(index)")
         }
-        let log = nginx.accessLog
+        let log = try await nginx.settledAccessLog()
         var refetched: [String] = []
         for kill in kills {
             for entry in log.dropFirst(kill.logCount) {

@@ -162,7 +162,7 @@ import Glibc
         #expect(code == .success, "\(context.errorOutput.text)")
         #expect(context.output.text.hasPrefix("Saved \(target.path)"))
         #expect(try Data(contentsOf: target) == data)
-        let requests = nginx.accessLog.filter { $0.uri == "/big.bin" }
+        let requests = try await nginx.settledAccessLog().filter { $0.uri == "/big.bin" }
         #expect(requests.count >= 4 && requests.allSatisfy { $0.status == 206 }, "\(requests)")
         #expect(!FileManager.default.fileExists(atPath: RangedFileDownload.partialPath(for: target)))
         #expect(!FileManager.default.fileExists(atPath: RangedFileDownload.recordPath(for: target)))

@@ -42,9 +42,9 @@ import Testing
                     == ["webvtt"])
         }
         // Nothing ffprobe fetched failed.
-        let failed = nginx.accessLog.filter { ![200, 206].contains($0.status) }
+        let failed = try await nginx.settledAccessLog().filter { ![200, 206].contains($0.status) }
         #expect(failed.isEmpty, "\(failed)")
-        #expect(!nginx.accessLog.isEmpty)
+        #expect(!(try await nginx.settledAccessLog()).isEmpty)
         await nginx.stop()
     }
 

@@ -23,7 +23,7 @@ import Testing
         ])
         #expect(result.standardOutput == "206")
         #expect(Array(try Data(contentsOf: output)) == Array(bytes[100..<1100]))
-        let entry = try #require(nginx.accessLog.last)
+        let entry = try #require(try await nginx.settledAccessLog().last)
         #expect(entry.uri == "/blob.bin" && entry.status == 206 && entry.bytesSent == 1_000)
         #expect(entry.range == "bytes=100-1099" && entry.completed)
         await nginx.stop()
