@@ -40,12 +40,13 @@ public final class RawHTTPConnection: @unchecked Sendable {
     public let descriptor: Int32
     private var buffer: [UInt8] = []
 
-    /// Connects to `host`:`port` (IPv4), with `timeout` for every later read and write.
+    /// Connects to `host`:`port` (IPv4), with `timeout` for every later read and write (a hang
+    /// detector, not a bound: long enough for a server whose test process is busy for seconds).
     ///
     /// - Parameter receiveBufferSize: A small receive buffer (set before connecting, so that the
     ///   window stays small) keeps a server's large response in flight while the test reads slowly.
     public init(
-        port: UInt16, host: String = "127.0.0.1", timeout: Duration = .seconds(10), receiveBufferSize: Int32? = nil
+        port: UInt16, host: String = "127.0.0.1", timeout: Duration = .seconds(30), receiveBufferSize: Int32? = nil
     ) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }

@@ -1,5 +1,6 @@
 import Core
 import Foundation
+import TestSupport
 import Testing
 
 @Suite struct ByteRangeTests {
@@ -26,7 +27,7 @@ import Testing
     }
 }
 
-@Suite struct ByteRangeSetTests {
+@Suite(.ownThread) struct ByteRangeSetTests {
     @Test func insertCoalescesOverlappingAndAdjacentRanges() {
         var set = ByteRangeSet()
         set.insert(ByteRange(10, 20))

@@ -561,7 +561,7 @@ func waitForNoConnections(_ server: HTTPServer, timeout: Duration = .seconds(5))
 }
 
 /// Waits until the server has exactly `count` connections open.
-func waitForConnections(_ server: HTTPServer, count: Int, timeout: Duration = .seconds(5)) async -> Bool {
+func waitForConnections(_ server: HTTPServer, count: Int, timeout: Duration = .seconds(30)) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if server.connectionCount == count { return true }

@@ -1,5 +1,6 @@
 import Core
 import RTMP
+import TestSupport
 import Testing
 
 /// A deterministic generator (SplitMix64) so that random tests repeat exactly.
@@ -15,7 +16,7 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 }
 
-@Suite struct ChunkEncoderTests {
+@Suite(.ownThread) struct ChunkEncoderTests {
     /// The header format of each first chunk, read back from the bytes.
     private func formats(_ messages: [RTMPMessage], type3: Bool = false) -> [UInt8] {
         var encoder = ChunkEncoder()
