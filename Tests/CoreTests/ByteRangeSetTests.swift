@@ -27,7 +27,7 @@ import Testing
     }
 }
 
-@Suite(.ownThread) struct ByteRangeSetTests {
+@Suite(.background) struct ByteRangeSetTests {
     @Test func insertCoalescesOverlappingAndAdjacentRanges() {
         var set = ByteRangeSet()
         set.insert(ByteRange(10, 20))

@@ -5,7 +5,7 @@ import Testing
 
 /// Every playlist of the corpus either parses (and then round-trips) or fails with a line and a reason.
 /// Which files are valid is our judgement, written down here file by file.
-@Suite(.ownThread) struct CorpusTests {
+@Suite(.background) struct CorpusTests {
     /// Files that parse in the default (lenient) mode. The comment says what the lenient parse tolerates.
     static let valid: Set<String> = [
         // comcast-mamba

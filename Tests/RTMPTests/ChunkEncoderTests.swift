@@ -16,7 +16,7 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 }
 
-@Suite(.ownThread) struct ChunkEncoderTests {
+@Suite(.background) struct ChunkEncoderTests {
     /// The header format of each first chunk, read back from the bytes.
     private func formats(_ messages: [RTMPMessage], type3: Bool = false) -> [UInt8] {
         var encoder = ChunkEncoder()
