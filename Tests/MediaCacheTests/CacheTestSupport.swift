@@ -29,9 +29,18 @@ struct Origin {
         return file
     }
 
-    /// The ranges of the 206 responses for `name` in the access log.
-    func fetchedRanges(_ name: String) -> [(range: ByteRange, bytes: Int64, completed: Bool)] {
-        nginx.accessLog.filter { $0.uri.hasPrefix("/" + name) && $0.status == 206 }.compactMap { entry in
+    /// The ranges of the 206 responses for `name` in the access log, once it has settled.
+    func fetchedRanges(_ name: String) async throws -> [(range: ByteRange, bytes: Int64, completed: Bool)] {
+        ranges(name, in: try await nginx.settledAccessLog())
+    }
+
+    /// The ranges of the 206 responses for `name` logged so far.
+    func fetchedRangesNow(_ name: String) -> [(range: ByteRange, bytes: Int64, completed: Bool)] {
+        ranges(name, in: nginx.accessLog)
+    }
+
+    private func ranges(_ name: String, in log: [AccessLogEntry]) -> [(range: ByteRange, bytes: Int64, completed: Bool)] {
+        log.filter { $0.uri.hasPrefix("/" + name) && $0.status == 206 }.compactMap { entry in
             guard let text = entry.range, let range = parseRange(text) else { return nil }
             return (range, entry.bytesSent, entry.completed)
         }
