@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "AMF", targets: ["AMF"]),
         .library(name: "FLV", targets: ["FLV"]),
         .library(name: "RTMP", targets: ["RTMP"]),
+        .library(name: "MediaCache", targets: ["MediaCache"]),
         .library(name: "Downloads", targets: ["Downloads"]),
         .library(name: "MediaServer", targets: ["MediaServer"]),
         .executable(name: "streamkit", targets: ["streamkit"]),
@@ -52,9 +53,14 @@ let package = Package(
                 .target(name: "CLinuxSystem", condition: linuxOnly),
             ],
             swiftSettings: strictSettings),
+        // The byte-range media cache: sparse data files, an SQLite index of cached spans, read-through, eviction.
+        .target(
+            name: "MediaCache",
+            dependencies: ["HTTP", "HLS", "Core"],
+            swiftSettings: strictSettings),
         .target(
             name: "MediaServer",
-            dependencies: ["HTTP", "Core"],
+            dependencies: ["MediaCache", "HTTP", "HLS", "Core"],
             swiftSettings: strictSettings),
         // Wire formats and the RTMP client: AMF0/AMF3 values, FLV files, RTMP state machines and the socket edge.
         .target(name: "AMF", dependencies: ["Core"], swiftSettings: strictSettings),
@@ -74,7 +80,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "StreamKitCLI",
-            dependencies: ["Core", "HTTP", "HLS", "RTMP", "FLV", "Downloads", "MediaServer"],
+            dependencies: ["Core", "HTTP", "HLS", "RTMP", "FLV", "Downloads", "MediaCache", "MediaServer"],
             // The sample stream `streamkit demo` serves (scripts/make-demo-sample.sh).
             resources: [.copy("DemoSample")],
             swiftSettings: strictSettings),
@@ -112,7 +118,11 @@ let package = Package(
             name: "HLSTests", dependencies: ["HLS", "Core", "TestSupport"], exclude: ["Corpus"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "MediaServerTests", dependencies: ["MediaServer", "HTTP", "Core", "TestSupport"],
+            name: "MediaServerTests",
+            dependencies: ["MediaServer", "MediaCache", "HTTP", "HLS", "Core", "TestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "MediaCacheTests", dependencies: ["MediaCache", "HTTP", "HLS", "Core", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ShimTests",
@@ -130,7 +140,7 @@ let package = Package(
         .testTarget(
             name: "StreamKitCLITests",
             dependencies: [
-                "StreamKitCLI", "Core", "HTTP", "HLS", "Downloads", "MediaServer", "RTMP", "TestSupport",
+                "StreamKitCLI", "Core", "HTTP", "HLS", "Downloads", "MediaCache", "MediaServer", "RTMP", "TestSupport",
             ],
             exclude: ["HelpSnapshots"],
             swiftSettings: strictSettings),

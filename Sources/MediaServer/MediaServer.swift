@@ -1,9 +1,11 @@
 import Core
 import Foundation
 import HTTP
+import MediaCache
 
-/// The offline media server: the library under `/library/ID/...`, the library page at `/`, and
-/// whatever routes the caller adds (the caching proxy's `/proxy/...`, the queue's `/api/...`).
+/// The offline media server: the library under `/library/ID/...`, the library page at `/`, the
+/// caching proxy's `/proxy/file` and `/proxy/hls` when given a ``MediaCache``, and whatever routes
+/// the caller adds (the queue's `/api/...`).
 ///
 /// ```swift
 /// let server = try MediaServer.start(configuration: .init(libraryRoot: "/path/to/library"))
@@ -19,15 +21,19 @@ public final class MediaServer: Sendable {
         public var http: HTTPServerConfiguration
         /// Reads the download queue for the page and `GET /api/tasks`; none shows no queue.
         public var queue: (@Sendable () throws -> [QueueTaskSummary])?
+        /// The cache the proxy routes read through; no proxy routes when `nil`.
+        public var cache: MediaCache?
 
-        /// Serves `libraryRoot` with the HTTP settings `http` (loopback, a free port by default).
+        /// Serves `libraryRoot` with the HTTP settings `http` (loopback, a free port by default),
+        /// the queue `queue` reads, and the caching proxy when `cache` is given.
         public init(
             libraryRoot: String, http: HTTPServerConfiguration = HTTPServerConfiguration(),
-            queue: (@Sendable () throws -> [QueueTaskSummary])? = nil
+            queue: (@Sendable () throws -> [QueueTaskSummary])? = nil, cache: MediaCache? = nil
         ) {
             self.libraryRoot = libraryRoot
             self.http = http
             self.queue = queue
+            self.cache = cache
         }
     }
 
@@ -60,6 +66,10 @@ public final class MediaServer: Sendable {
     ) throws -> MediaServer {
         let library = try MediaLibrary(root: configuration.libraryRoot)
         var router = try routes(for: library, queue: configuration.queue)
+        if let cache = configuration.cache {
+            router.append(
+                contentsOf: ProxyRoutes.routes(cache: cache, allowedOrigins: configuration.http.allowedOrigins))
+        }
         router.append(contentsOf: additionalRoutes)
         let http = try HTTPServer.start(configuration: configuration.http, router: router, logger: logger)
         return MediaServer(http: http, library: library)

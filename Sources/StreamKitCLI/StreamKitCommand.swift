@@ -18,11 +18,12 @@ public struct StreamKitCommand: ParsableCommand {
             .init(
                 "Download a file, resuming if run again", "streamkit download https://example.com/talk.mp4 -o talk.mp4"),
             .init("Serve the library for offline playback", "streamkit serve --port 12345"),
+            .init("Play a URL, caching it as it plays", "streamkit play https://example.com/talk.mp4"),
             .init("Record a live RTMP stream", "streamkit rtmp record rtmp://example.com/live/show -o show.flv"),
         ],
         subcommands: [
             DemoCommand.self, DownloadCommand.self, ExportCommand.self, QueueCommand.self, ServeCommand.self,
-            InspectCommand.self, RTMPCommand.self,
+            PlayCommand.self, CacheCommand.self, InspectCommand.self, RTMPCommand.self,
         ],
         version: "streamkit \(streamKitVersion)")
 

@@ -12,4 +12,7 @@ public enum StreamKitHome {
 
     /// The library directory inside `home`: one folder per downloaded item.
     public static func library(in home: String) -> String { home + "/library" }
+
+    /// The media cache's directory inside `home` (apart from the library: the cache never touches it).
+    public static func cache(in home: String) -> String { home + "/cache" }
 }

@@ -90,7 +90,10 @@ import Darwin
         // The server runs as its own process, so that its descriptor table holds only its own.
         let server = try ChildProcess(
             executable: try BuiltProducts.executable("streamkit"),
-            arguments: ["serve", "--root", root.path, "--port", "0"], logName: "serve-hangups")
+            arguments: [
+                "serve", "--root", root.path, "--home", try TestRun.makeTemporaryDirectory("hangups-home").path,
+                "--port", "0",
+            ], logName: "serve-hangups")
         var output = ""
         let deadline = ContinuousClock.now + .seconds(20)
         while !output.contains("Press Ctrl-C") && ContinuousClock.now < deadline && server.isRunning {
@@ -107,7 +110,16 @@ import Darwin
                 (try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\(name)")) ?? "?"
             }
         }
-        let before = try descriptors()
+        // The table settles after start-up (libdispatch opens its signal descriptors for the
+        // Ctrl-C watcher on its own thread): take it once two readings 200 ms apart agree.
+        var before = try descriptors()
+        let steady = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < steady {
+            try await Task.sleep(for: .milliseconds(200))
+            let again = try descriptors()
+            if again.sorted() == before.sorted() { break }
+            before = again
+        }
 
         let shared = SharedState()
         let workers = 8
@@ -180,7 +192,7 @@ extension ResilienceTests {
             executable: try Tool("prlimit", package: "util-linux").requirePath(),
             arguments: [
                 "--nofile=40:40", "--", try BuiltProducts.executable("streamkit"), "serve", "--root", root.path,
-                "--port", "0",
+                "--home", try TestRun.makeTemporaryDirectory("exhaustion-home").path, "--port", "0",
             ],
             logName: "serve-exhaustion")
         var output = ""

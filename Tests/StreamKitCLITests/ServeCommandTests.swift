@@ -11,8 +11,10 @@ import Darwin
 
 /// `streamkit serve`: help, usage errors, the home directory, and the real process's lifetime.
 @Suite struct ServeCommandTests {
-    private func run(_ arguments: [String], environment: [String: String] = [:]) async -> (ExitCode, String, String) {
-        let context = CommandContext.capturing(environment: environment)
+    private func run(_ arguments: [String], environment: [String: String]? = nil) async -> (ExitCode, String, String) {
+        // A home of its own: serve opens the cache there.
+        let home = (try? TestRun.makeTemporaryDirectory("serve-home").path) ?? "/nonexistent"
+        let context = CommandContext.capturing(environment: environment ?? ["STREAMKIT_HOME": home])
         let code = await CommandRunner.run(StreamKitCommand.self, arguments: arguments, context: context)
         return (code, context.output.text, context.errorOutput.text)
     }
@@ -22,14 +24,16 @@ import Darwin
         #expect(code == .success)
         #expect(
             output == """
-                OVERVIEW: Serve the library over HTTP for offline playback.
+                OVERVIEW: Serve the library over HTTP for offline playback, and the caching proxy.
 
                 Serves every downloaded item under /library/ID/index.m3u8 and a page listing them at /,
-                on 127.0.0.1 unless --host says otherwise. Prints the base URL and the access token that
-                routes changing state require, then runs until Ctrl-C: the first Ctrl-C (or SIGTERM)
-                finishes the responses in flight and exits 0; a second one stops at once and exits 130.
+                on 127.0.0.1 unless --host says otherwise, and the caching proxy: /proxy/file?url=URL and
+                /proxy/hls?url=URL play remote media through the cache ($STREAMKIT_HOME/cache), so that it
+                plays again offline. Prints the base URL and the access token that routes changing state
+                require, then runs until Ctrl-C: the first Ctrl-C (or SIGTERM) finishes the responses in
+                flight and exits 0; a second one stops at once and exits 130.
 
-                USAGE: streamkit serve [--root <dir>] [--home <dir>] [--host <address>] [--port <port>] [--allow-origin <origin> ...] [--host-name <name> ...]
+                USAGE: streamkit serve [--root <dir>] [--home <dir>] [--host <address>] [--port <port>] [--allow-origin <origin> ...] [--host-name <name> ...] [--cache-limit <size>]
 
                 OPTIONS:
                   --root <dir>            The library to serve (default: $STREAMKIT_HOME/library).
@@ -39,6 +43,7 @@ import Darwin
                   --allow-origin <origin>
                                           A web origin whose pages may fetch from the server (CORS).
                   --host-name <name>      Another name clients may use for this server in Host.
+                  --cache-limit <size>    The proxy cache's byte cap, such as 500M or 2G, remembered for later commands (default: 1G).
                   -h, --help              Show help information.
 
                 EXAMPLES:
@@ -177,6 +182,10 @@ private struct ServeProcess {
     let token: String
 
     static func start(arguments: [String], environment: [String: String] = [:]) async throws -> ServeProcess {
+        var environment = environment
+        if environment["STREAMKIT_HOME"] == nil {
+            environment["STREAMKIT_HOME"] = try TestRun.makeTemporaryDirectory("serve-home").path
+        }
         let process = try ChildProcess(
             executable: try BuiltProducts.executable("streamkit"), arguments: ["serve"] + arguments,
             environment: environment, logName: "streamkit-serve")

@@ -29,7 +29,9 @@ import Testing
                   queue                   Keep a persistent download queue: add, list, start, stop, remove, and run it.
 
                 PLAYBACK:
-                  serve                   Serve the library over HTTP for offline playback.
+                  serve                   Serve the library over HTTP for offline playback, and the caching proxy.
+                  play                    Play a URL through the caching proxy: seek anywhere, and play it again offline.
+                  cache                   List, preload, remove or clear what the media cache holds.
 
                 PLAYLISTS:
                   inspect                 Parse an HLS playlist and summarize it, or print it as JSON.
@@ -50,6 +52,8 @@ import Testing
                     streamkit download https://example.com/talk.mp4 -o talk.mp4
                   Serve the library for offline playback:
                     streamkit serve --port 12345
+                  Play a URL, caching it as it plays:
+                    streamkit play https://example.com/talk.mp4
                   Record a live RTMP stream:
                     streamkit rtmp record rtmp://example.com/live/show -o show.flv
 

@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import MediaCache
 import MediaServer
 
 #if canImport(Glibc)
@@ -12,12 +13,14 @@ import Darwin
 struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve the library over HTTP for offline playback.",
+        abstract: "Serve the library over HTTP for offline playback, and the caching proxy.",
         discussion: """
             Serves every downloaded item under /library/ID/index.m3u8 and a page listing them at /,
-            on 127.0.0.1 unless --host says otherwise. Prints the base URL and the access token that
-            routes changing state require, then runs until Ctrl-C: the first Ctrl-C (or SIGTERM)
-            finishes the responses in flight and exits 0; a second one stops at once and exits 130.
+            on 127.0.0.1 unless --host says otherwise, and the caching proxy: /proxy/file?url=URL and
+            /proxy/hls?url=URL play remote media through the cache ($STREAMKIT_HOME/cache), so that it
+            plays again offline. Prints the base URL and the access token that routes changing state
+            require, then runs until Ctrl-C: the first Ctrl-C (or SIGTERM) finishes the responses in
+            flight and exits 0; a second one stops at once and exits 130.
             """,
         examples: [
             .init("Serve the library on the default port", "streamkit serve"),
@@ -39,6 +42,10 @@ struct ServeCommand: ParsableCommand {
     var allowedOrigins: [String] = []
     @Option(name: "host-name", valueName: "name", help: "Another name clients may use for this server in Host.")
     var hostNames: [String] = []
+    @Option(
+        name: "cache-limit", valueName: "size",
+        help: "The proxy cache's byte cap, such as 500M or 2G, remembered for later commands (default: 1G).")
+    var cacheLimit: ByteSize?
 
     init() {}
 
@@ -75,13 +82,17 @@ struct ServeCommand: ParsableCommand {
         http.allowedOrigins = allowedOrigins
         http.hostNames = hostNames
 
+        // Without the cache (another process has it) the library is still served.
+        let cache = try? CacheAccess.open(home: homePath, limit: cacheLimit, context: context)
+        if cache == nil { context.writeError("warning: serving without the caching proxy\n") }
         let server: MediaServer
         do {
             server = try MediaServer.start(
                 configuration: .init(
                     libraryRoot: libraryRoot, http: http,
-                    queue: { try QueueSummaries.read(home: queueHome, libraryRoot: libraryRoot) }))
+                    queue: { try QueueSummaries.read(home: queueHome, libraryRoot: libraryRoot) }, cache: cache))
         } catch {
+            await cache?.shutdown()
             context.writeError("error: cannot serve on \(host):\(port): \(error)\n")
             throw ExitCode.failure
         }
@@ -91,12 +102,18 @@ struct ServeCommand: ParsableCommand {
             context.writeError(
                 "warning: listening on \(host):\(server.port): the library is reachable from other machines\n")
         }
+        var proxy = ""
+        if let cache {
+            proxy =
+                "Proxy: \(server.baseURL)proxy/file?url=URL and \(server.baseURL)proxy/hls?url=URL "
+                + "(cache \(cache.configuration.directory), limit \(ByteCountText.format(Double(cache.configuration.byteLimit))))\n"
+        }
         context.write(
             """
             Serving \(server.library.root)
             URL: \(server.baseURL)
             Token: \(server.accessToken)
-            Press Ctrl-C to stop.
+            \(proxy)Press Ctrl-C to stop.
 
             """)
 
@@ -116,6 +133,7 @@ struct ServeCommand: ParsableCommand {
             return count
         }
         await server.waitUntilStopped()
+        await cache?.shutdown()
         stopRequests.cancel()
         let forced = await stopRequests.value > 1
         context.write("Stopped.\n")

@@ -1,0 +1,163 @@
+import Core
+import Foundation
+import HTTP
+import Synchronization
+
+/// A read of a byte range through the cache: what the representation is, which bytes the body
+/// yields, and the body.
+public struct MediaCacheRead: Sendable {
+    /// Where the bytes come from when the read starts.
+    public enum Source: Hashable, Sendable {
+        /// Every byte of the range was on disk.
+        case cache
+        /// Some bytes were on disk, the rest come from the origin (and are kept).
+        case partial
+        /// None were on disk; they come from the origin and are kept.
+        case origin
+        /// They come from the origin and are not kept: the resource is larger than the cap, or
+        /// the origin did not tell its length.
+        case passThrough
+    }
+
+    /// The representation; `nil` when the origin did not tell its length.
+    public let metadata: MediaCacheMetadata?
+    /// The media type, when known.
+    public var mimeType: String? { metadata?.mimeType ?? passThroughMimeType }
+    /// The bytes the body yields; `nil` when the length is unknown and the body is the whole response.
+    public let range: ByteRange?
+    /// Where the bytes come from.
+    public let source: Source
+    /// The bytes, in order.
+    public let body: MediaCacheBody
+    let passThroughMimeType: String?
+}
+
+/// The bytes of a ``MediaCacheRead``: an asynchronous sequence of chunks, from disk where cached
+/// and from the origin where not. One iteration only. Dropping it (or cancelling the task that
+/// reads it) ends the read, and fetches nobody else needs stop.
+public struct MediaCacheBody: AsyncSequence, Sendable {
+    public typealias Element = [UInt8]
+
+    enum Source: Sendable {
+        case cache(ReaderLease, ByteRange)
+        case origin(HTTPClientResponse.Body, skip: Int64, limit: Int64?)
+    }
+
+    let source: Source
+
+    public func makeAsyncIterator() -> Iterator {
+        switch source {
+        case .cache(let lease, let range):
+            Iterator(state: .cache(lease, position: range.lowerBound, end: range.upperBound))
+        case .origin(let body, let skip, let limit):
+            Iterator(state: .origin(body.makeAsyncIterator(), skip: skip, remaining: limit))
+        }
+    }
+
+    /// Reads chunks in order.
+    public struct Iterator: AsyncIteratorProtocol {
+        enum State {
+            case cache(ReaderLease, position: Int64, end: Int64)
+            case origin(HTTPClientResponse.Body.Iterator, skip: Int64, remaining: Int64?)
+            case finished
+        }
+
+        var state: State
+
+        /// The next chunk (never empty), or `nil` at the end.
+        ///
+        /// - Throws: ``MediaCacheError`` (the origin failed, the representation changed, the
+        ///   entry was removed), or `CancellationError`.
+        public mutating func next() async throws -> [UInt8]? {
+            switch state {
+            case .finished:
+                return nil
+            case .cache(let lease, let position, let end):
+                do {
+                    // Cached bytes need no waiting, where cancellation would otherwise be noticed.
+                    try Task.checkCancellation()
+                    switch try await lease.coordinator.read(lease.reader, at: position) {
+                    case .bytes(let bytes):
+                        state = .cache(lease, position: position + Int64(bytes.count), end: end)
+                        return bytes
+                    case .disk(let range, let file):
+                        let bytes: [UInt8]
+                        do {
+                            bytes = try DataFile.read(range, from: file.descriptor)
+                        } catch {
+                            throw MediaCacheError(.storageFailed, subject: lease.url, detail: "\(error)")
+                        }
+                        guard bytes.count == Int(range.count) else {
+                            throw MediaCacheError(
+                                .representationChanged, subject: lease.url, detail: "the cached file was truncated")
+                        }
+                        state = .cache(lease, position: range.upperBound, end: end)
+                        return bytes
+                    case .end:
+                        state = .finished
+                        lease.finish()
+                        return nil
+                    }
+                } catch {
+                    state = .finished
+                    lease.finish()
+                    throw error
+                }
+            case .origin(var iterator, var skip, var remaining):
+                while true {
+                    if let remaining, remaining <= 0 {
+                        state = .finished
+                        return nil
+                    }
+                    guard var chunk = try await iterator.next() else {
+                        state = .finished
+                        return nil
+                    }
+                    if skip > 0 {
+                        let dropped = Swift.min(Int64(chunk.count), skip)
+                        skip -= dropped
+                        chunk.removeFirst(Int(dropped))
+                        if chunk.isEmpty { continue }
+                    }
+                    if let left = remaining {
+                        if Int64(chunk.count) > left { chunk.removeLast(chunk.count - Int(left)) }
+                        remaining = left - Int64(chunk.count)
+                    }
+                    state = .origin(iterator, skip: skip, remaining: remaining)
+                    return chunk
+                }
+            }
+        }
+    }
+}
+
+/// One reader's hold on a resource's coordinator: released once, when the read ends or the
+/// body is dropped.
+final class ReaderLease: Sendable {
+    let coordinator: ResourceCoordinator
+    let reader: ReaderID
+    let url: String
+    private let onRelease: @Sendable () -> Void
+    private let released = Atomic(false)
+
+    init(coordinator: ResourceCoordinator, reader: ReaderID, url: String, onRelease: @escaping @Sendable () -> Void) {
+        self.coordinator = coordinator
+        self.reader = reader
+        self.url = url
+        self.onRelease = onRelease
+    }
+
+    /// Ends the reader and releases the coordinator.
+    func finish() {
+        guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let coordinator = coordinator
+        let reader = reader
+        let onRelease = onRelease
+        Task {
+            await coordinator.removeReader(reader)
+            onRelease()
+        }
+    }
+
+    deinit { finish() }
+}

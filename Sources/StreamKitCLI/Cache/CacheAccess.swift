@@ -1,0 +1,38 @@
+import Foundation
+import MediaCache
+
+/// Opening the media cache of StreamKit's home for a command, with the byte cap `--cache-limit`
+/// sets: given, it is remembered (in `cache/limit`) for later commands; otherwise the one
+/// remembered applies, else 1 GiB.
+enum CacheAccess {
+    static let defaultLimit: Int64 = 1 << 30
+
+    /// The cap to use, remembering `option` when given.
+    static func limit(directory: String, option: ByteSize?) -> Int64 {
+        let file = directory + "/limit"
+        if let option {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try? "\(option.bytes)\n".write(toFile: file, atomically: true, encoding: .utf8)
+            return option.bytes
+        }
+        let text = (try? String(contentsOfFile: file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.flatMap { Int64($0) }.flatMap { $0 > 0 ? $0 : nil } ?? defaultLimit
+    }
+
+    /// Opens the cache in `home`, or reports on standard error why it cannot be and throws
+    /// ``ExitCode/failure``.
+    static func open(home: String, limit option: ByteSize?, context: CommandContext) throws -> MediaCache {
+        let directory = StreamKitHome.cache(in: home)
+        do {
+            return try MediaCache(
+                configuration: MediaCacheConfiguration(
+                    directory: directory, byteLimit: limit(directory: directory, option: option)))
+        } catch let error as MediaCacheError where error.kind == .inUse {
+            context.writeError("error: cannot open the cache \(directory): \(error.detail); stop that process first\n")
+            throw ExitCode.failure
+        } catch {
+            context.writeError("error: cannot open the cache \(directory): \(error)\n")
+            throw ExitCode.failure
+        }
+    }
+}

@@ -1,0 +1,255 @@
+import Foundation
+import MediaCache
+
+/// `streamkit cache`: inspect, fill and empty the media cache.
+public struct CacheCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "cache",
+        abstract: "List, preload, remove or clear what the media cache holds.",
+        discussion: """
+            The cache ($STREAMKIT_HOME/cache) keeps the bytes that played through `streamkit play` and the
+            proxy of `streamkit serve`, so that they play again without the network. It is apart from the
+            library: downloads are never in it.
+            """,
+        examples: [
+            .init("List the cache", "streamkit cache list"),
+            .init("Forget one URL", "streamkit cache rm https://example.com/talk.mp4"),
+            .init("Empty the cache", "streamkit cache clear"),
+        ],
+        subcommands: [
+            CacheListCommand.self, CachePreloadCommand.self, CacheRemoveCommand.self, CacheClearCommand.self,
+        ],
+        group: "Playback")
+
+    public init() {}
+}
+
+/// `streamkit cache list [--json]`.
+public struct CacheListCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the cache's entries, most recently used first.",
+        discussion: """
+            Each entry shows the bytes cached, the length, the share cached, whether it is pinned, when it
+            was last used, and its URL. Works while another streamkit process uses the cache (bytes that
+            process has not yet recorded are not counted).
+            """,
+        examples: [
+            .init("List the entries", "streamkit cache list"),
+            .init("As JSON lines", "streamkit cache list --json"),
+        ])
+
+    @Option(
+        valueName: "dir",
+        help: "StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).")
+    var home: String?
+    @Flag(help: "Print one JSON object per entry, then a summary object.")
+    var json = false
+
+    public init() {}
+
+    public func run(_ context: CommandContext) async throws {
+        let home = StreamKitHome.resolve(override: home, environment: context.environment)
+        let directory = StreamKitHome.cache(in: home)
+        let entries: [MediaCacheEntry]
+        do {
+            entries = try MediaCache.entries(inDirectory: directory)
+        } catch {
+            context.writeError("error: cannot read the cache \(directory): \(error)\n")
+            throw ExitCode.failure
+        }
+        let limit = CacheAccess.limit(directory: directory, option: nil)
+        let cached = entries.reduce(0) { $0 + $1.cachedBytes }
+        if json {
+            for entry in entries {
+                var fields: [String: JSONValue] = [
+                    "event": .string("entry"), "url": .string(entry.url), "key": .string(entry.key),
+                    "cachedBytes": .number(Double(entry.cachedBytes)), "cachedPercent": .number(entry.cachedPercent),
+                    "pinned": .bool(entry.isPinned), "pinnedBy": .string(entry.pinnedBy.joined(separator: ",")),
+                    "lastAccess": .number(entry.lastAccess), "complete": .bool(entry.isComplete),
+                ]
+                if let length = entry.length { fields["length"] = .number(Double(length)) }
+                if let type = entry.mimeType { fields["mimeType"] = .string(type) }
+                if let file = entry.fileName { fields["file"] = .string(directory + "/data/" + file) }
+                context.write(JSONValue.object(fields) + "\n")
+            }
+            context.write(
+                JSONValue.object([
+                    "event": .string("result"), "entries": .number(Double(entries.count)),
+                    "cachedBytes": .number(Double(cached)), "limit": .number(Double(limit)),
+                    "directory": .string(directory),
+                ]) + "\n")
+            return
+        }
+        guard !entries.isEmpty else {
+            context.write("The cache is empty (\(directory)).\n")
+            return
+        }
+        context.write(
+            Self.pad("CACHED", 10) + Self.pad("SIZE", 10) + Self.pad("%", 8) + Self.pad("PINNED", 8)
+                + Self.pad("LAST USED", 18) + "URL\n")
+        for entry in entries {
+            let size = entry.length.map { ByteCountText.format(Double($0)) } ?? "?"
+            let percent = ByteCountText.fixed(entry.cachedPercent, digits: 1) + "%"
+            context.write(
+                Self.pad(ByteCountText.format(Double(entry.cachedBytes)), 10) + Self.pad(size, 10)
+                    + Self.pad(percent, 8)
+                    + Self.pad(entry.isPinned ? "yes" : "no", 8) + Self.pad(Self.date(entry.lastAccess), 18) + entry.url
+                    + "\n")
+        }
+        context.write(
+            "\(entries.count) entr\(entries.count == 1 ? "y" : "ies"), \(ByteCountText.format(Double(cached))) cached "
+                + "(limit \(ByteCountText.format(Double(limit))), \(directory)).\n")
+    }
+
+    private static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
+    }
+
+    /// `2026-11-29 17:05` in UTC, without a locale-dependent formatter.
+    static func date(_ seconds: Double) -> String {
+        let components = Calendar(identifier: .gregorian).dateComponents(
+            in: TimeZone(identifier: "UTC")!, from: Date(timeIntervalSince1970: seconds))
+        func two(_ value: Int?) -> String { String(format: "%02d", value ?? 0) }
+        return "\(components.year ?? 0)-\(two(components.month))-\(two(components.day)) "
+            + "\(two(components.hour)):\(two(components.minute))"
+    }
+}
+
+/// `streamkit cache rm URL`.
+public struct CacheRemoveCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "rm",
+        abstract: "Remove one URL's entry from the cache, with its file.",
+        examples: [.init("Forget a file", "streamkit cache rm https://example.com/talk.mp4")])
+
+    @Argument(valueName: "url", help: "The URL whose cached bytes to remove.")
+    var url: String
+    @Option(
+        valueName: "dir",
+        help: "StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).")
+    var home: String?
+
+    public init() {}
+
+    public func run(_ context: CommandContext) async throws {
+        let home = StreamKitHome.resolve(override: home, environment: context.environment)
+        let cache = try CacheAccess.open(home: home, limit: nil, context: context)
+        let removed = await cache.remove(url)
+        await cache.shutdown()
+        guard removed else {
+            context.writeError("error: \(url) is not in the cache\n")
+            throw ExitCode.failure
+        }
+        context.write("Removed \(url) from the cache.\n")
+    }
+}
+
+/// `streamkit cache clear`.
+public struct CacheClearCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "clear",
+        abstract: "Remove every entry from the cache, pinned ones included.",
+        examples: [.init("Empty the cache", "streamkit cache clear")])
+
+    @Option(
+        valueName: "dir",
+        help: "StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).")
+    var home: String?
+
+    public init() {}
+
+    public func run(_ context: CommandContext) async throws {
+        let home = StreamKitHome.resolve(override: home, environment: context.environment)
+        let cache = try CacheAccess.open(home: home, limit: nil, context: context)
+        let bytes = cache.usage.total
+        let count = await cache.removeAll()
+        await cache.shutdown()
+        context.write(
+            "Removed \(count) entr\(count == 1 ? "y" : "ies") (\(ByteCountText.format(Double(bytes)))) from the cache.\n"
+        )
+    }
+}
+
+/// `streamkit cache preload URL [--bytes SIZE | --seconds N]`.
+public struct CachePreloadCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "preload",
+        abstract: "Cache the start of a URL ahead of playback.",
+        discussion: """
+            For a file, caches its first --bytes (all of it by default). For an HLS playlist (.m3u8, or
+            with --seconds), caches the playlists and the first --seconds (10 by default) of the first
+            variant with its default audio and subtitles. Ctrl-C stops with what was cached kept (exit 130).
+            """,
+        examples: [
+            .init(
+                "Cache the first 20 MB of a file", "streamkit cache preload https://example.com/talk.mp4 --bytes 20M"),
+            .init(
+                "Cache the first minute of a stream",
+                "streamkit cache preload https://example.com/live/index.m3u8 --seconds 60"),
+        ])
+
+    @Argument(valueName: "url", help: "The http or https URL of a file or an HLS playlist.")
+    var url: String
+    @Option(valueName: "size", help: "How much of a file to cache, such as 20M (default: all of it).")
+    var bytes: ByteSize?
+    @Option(valueName: "seconds", help: "How much of an HLS stream to cache (default: 10).")
+    var seconds: Double?
+    @Option(
+        valueName: "dir",
+        help: "StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).")
+    var home: String?
+    @Option(
+        name: "cache-limit", valueName: "size",
+        help: "The cache's byte cap, remembered for later commands (default: 1G).")
+    var cacheLimit: ByteSize?
+
+    public init() {}
+
+    public mutating func validate() throws {
+        guard MediaCache.isFetchable(url) else {
+            throw ValidationError("<url> must be an http or https URL, got '\(url)'")
+        }
+        if bytes != nil && seconds != nil { throw ValidationError("--bytes and --seconds cannot be used together") }
+        if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be positive, got \(seconds)") }
+    }
+
+    public func run(_ context: CommandContext) async throws {
+        let home = StreamKitHome.resolve(override: home, environment: context.environment)
+        let cache = try CacheAccess.open(home: home, limit: cacheLimit, context: context)
+        let url = url
+        let isPlaylist = seconds != nil || ProxyPaths.looksLikePlaylist(url)
+        let seconds = seconds ?? 10
+        let byteCount = bytes?.bytes
+        do {
+            let text = try await InterruptHandler.run {
+                if isPlaylist {
+                    let summary = try await cache.preloadHLS(url, seconds: seconds)
+                    return "Cached \(summary.segments) segments (\(ByteCountText.fixed(summary.seconds, digits: 1)) s, "
+                        + "\(ByteCountText.format(Double(summary.bytes)))) and \(summary.playlists) playlists of \(url).\n"
+                }
+                let cached = try await cache.preload(url, byteCount: byteCount)
+                return "Cached \(ByteCountText.format(Double(cached))) of \(url).\n"
+            }
+            await cache.shutdown()
+            context.write(text)
+        } catch is CancellationError {
+            await cache.shutdown()
+            context.writeError("Interrupted; what was cached is kept.\n")
+            throw ExitCode.interrupted
+        } catch {
+            await cache.shutdown()
+            context.writeError("error: preloading \(url) failed: \(error)\n")
+            throw ExitCode.failure
+        }
+    }
+}
+
+/// Which proxy route a URL plays through.
+enum ProxyPaths {
+    /// Whether the URL's path ends in `.m3u8` or `.m3u`.
+    static func looksLikePlaylist(_ url: String) -> Bool {
+        let path = URLComponents(string: url)?.path.lowercased() ?? ""
+        return path.hasSuffix(".m3u8") || path.hasSuffix(".m3u")
+    }
+}
