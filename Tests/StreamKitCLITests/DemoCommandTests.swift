@@ -7,8 +7,8 @@ import Testing
 /// `streamkit demo`: the real binary, its sample from the resource bundle beside it.
 @Suite(.requires(.ffprobe)) struct DemoCommandTests {
     private static let steps = [
-        "[1/6] Origin", "[2/6] Add it to a fresh download queue", "[3/6] Serve", "[4/6] Fetch the offline copy back",
-        "[5/6] Stop the origin", "[6/6] Decode",
+        "[1/7] Origin", "[2/7] Add it to a fresh download queue", "[3/7] Serve", "[4/7] Fetch the offline copy back",
+        "[5/7] Play the stream through the caching proxy", "[6/7] Stop the origin", "[7/7] Decode",
     ]
 
     @Test func theDemoVerifiesEveryStepAndCleansUpInUnder30Seconds() async throws {
@@ -22,12 +22,17 @@ import Testing
         #expect(started.duration(to: .now) < .seconds(30))
         let output = demo.standardOutput
         for step in Self.steps { #expect(output.contains(step), "\(output)") }
-        #expect(output.components(separatedBy: "      ✓ ").count - 1 == 6, "\(output)")
+        #expect(output.components(separatedBy: "      ✓ ").count - 1 == 8, "\(output)")
         #expect(output.contains("11 segments, 1 key") && output.contains("byte-identical to the origin"), "\(output)")
+        // Through the proxy: both variants and the audio, with the origin and again from the cache alone.
+        #expect(
+            output.contains("4 playlists, 16 segments, 1 key (885 KB) through /proxy/hls, identical to the origin"),
+            "\(output)")
+        #expect(output.contains("4 playlists, 16 segments, 1 key (885 KB) played again through the proxy from the cache"))
         #expect(output.contains("ffprobe decoded 250 video frames and 432 audio frames"), "\(output)")
         #expect(output.contains("Try next:"))
         // The queue's task went through its states, its progress on standard error ending at 100%.
-        #expect(output.contains("[2/6] Add it to a fresh download queue") && output.contains(" success: "), "\(output)")
+        #expect(output.contains("[2/7] Add it to a fresh download queue") && output.contains(" success: "), "\(output)")
         for change in ["preparing → ready", "ready → running", "running → success"] {
             #expect(demo.standardError.contains(change), "\(demo.standardError)")
         }
@@ -52,17 +57,24 @@ import Testing
     @Test func serveKeepsTheCopyUntilCtrlC() async throws {
         let demo = try ChildProcess(
             executable: try DownloadBinaryTests.streamkit(), arguments: ["demo", "--serve"], logName: "demo-serve")
-        var url: String?
-        let deadline = ContinuousClock.now + .seconds(60)
-        while url == nil && ContinuousClock.now < deadline && demo.isRunning {
-            try await Task.sleep(for: .milliseconds(50))
-            url = demo.standardOutput.split(separator: "\n").first { $0.hasPrefix("Serving the offline copy at ") }
-                .flatMap { $0.split(separator: " ").first { $0.hasPrefix("http://") } }.map(String.init)
+        func url(after prefix: String) -> String? {
+            demo.standardOutput.split(separator: "\n").first { $0.hasPrefix(prefix) }
+                .flatMap { $0.split(separator: " ").first { $0.hasPrefix("http://") } }
+                .map { String($0.trimmingCharacters(in: CharacterSet(charactersIn: ","))) }
         }
-        let playlist = try #require(url, "\(demo.standardOutput)\n\(demo.standardError)")
+        let deadline = ContinuousClock.now + .seconds(60)
+        while url(after: "The cached stream plays at ") == nil && ContinuousClock.now < deadline && demo.isRunning {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let playlist = try #require(
+            url(after: "Serving the offline copy at "), "\(demo.standardOutput)\n\(demo.standardError)")
+        let proxied = try #require(url(after: "The cached stream plays at "), "\(demo.standardOutput)")
         let client = try HTTPClient()
-        let (head, body) = try await client.data(for: HTTPClientRequest(url: playlist))
-        #expect(head.status == .ok && String(decoding: body, as: UTF8.self).hasPrefix("#EXTM3U"))
+        // The offline copy, and the stream from the cache (the demo's origin is gone by now).
+        for url in [playlist, proxied] {
+            let (head, body) = try await client.data(for: HTTPClientRequest(url: url))
+            #expect(head.status == .ok && String(decoding: body, as: UTF8.self).hasPrefix("#EXTM3U"), "\(url)")
+        }
         await client.shutdown()
         demo.signal(SIGINT)
         #expect(try await demo.wait(timeout: .seconds(20)) == 0, "\(demo.standardError)")
@@ -80,15 +92,16 @@ import Testing
                 master playlist with a 320x180 variant, a 640x360 AES-128 variant and an English audio
                 rendition, ten seconds), adds it to a fresh download queue in a temporary folder and runs
                 it with live progress, serves the offline copy, fetches its playlists, keys and every segment
-                back through the local server and checks them byte for byte against the origin, stops
-                the origin and fetches it all again, and decodes the copy with ffprobe when it is
-                installed. Each step prints what it verified; any failure exits 1. With --serve it
-                keeps serving the copy until Ctrl-C.
+                back through the local server and checks them byte for byte against the origin, plays
+                the stream through the caching proxy (/proxy/hls) and checks that too, stops the origin
+                and fetches both again (the copy from disk, the stream from the cache), and decodes the
+                copy with ffprobe when it is installed. Each step prints what it verified; any failure
+                exits 1. With --serve it keeps serving the copy and the cached stream until Ctrl-C.
 
                 USAGE: streamkit demo [--serve] [--home <dir>] [--keep]
 
                 OPTIONS:
-                  --serve                 Keep serving the offline copy after the demo, until Ctrl-C.
+                  --serve                 Keep serving the offline copy and the cached stream after the demo, until Ctrl-C.
                   --home <dir>            Where to put the demo's library (default: a new temporary folder, removed after).
                   --keep                  Keep the temporary folder instead of removing it.
                   -h, --help              Show help information.

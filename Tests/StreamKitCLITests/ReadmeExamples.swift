@@ -5,6 +5,7 @@ import Downloads
 import Foundation
 import HLS
 import HTTP
+import MediaCache
 import MediaServer
 import RTMP
 
@@ -60,4 +61,31 @@ func exampleRTMP() async throws {
     print("ended:", summary.endReason)
     let publisher = RTMPPublisher(url: try RTMPURL("rtmp://example.com/live/again"))
     _ = try await publisher.publish(file: "show.flv")
+}
+
+func exampleQueue() async throws {
+    let manager = try await DownloadManager(
+        configuration: DownloadManagerConfiguration(directory: URL(fileURLWithPath: "Downloads")))
+    let events = await manager.events()
+    let task = try await manager.add(
+        DownloadRequest(url: "https://example.com/show/master.m3u8", kind: .hls), autoStart: true)
+    for await event in events {  // the task survives a killed process: open the manager again to resume
+        if case .completed(let info) = event, info.id == task.id { print("done:", info.location) }
+        if case .failed(let info, let error) = event, info.id == task.id { print("failed:", error) }
+        if case .allCompleted = event { break }
+    }
+    await manager.close()
+}
+
+func exampleCache() async throws {
+    let cache = try MediaCache(configuration: MediaCacheConfiguration(directory: "Cache", byteLimit: 2 << 30))
+    // Any range: disk where cached, Range requests to the origin where not (and kept).
+    let read = try await cache.read("https://example.com/talk.mp4", range: .closed(first: 0, last: 1_048_575))
+    for try await chunk in read.body { print(chunk.count, "bytes from", read.source) }
+    // Or let a player do the reading, through /proxy/file?url= and /proxy/hls?url=.
+    let server = try MediaServer.start(
+        configuration: MediaServer.Configuration(libraryRoot: "Library", cache: cache))
+    print(server.baseURL + "proxy/file?url=https%3A%2F%2Fexample.com%2Ftalk.mp4")
+    await server.waitUntilStopped()
+    await cache.shutdown()
 }

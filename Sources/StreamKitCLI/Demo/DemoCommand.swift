@@ -14,10 +14,11 @@ struct DemoCommand: ParsableCommand {
             master playlist with a 320x180 variant, a 640x360 AES-128 variant and an English audio
             rendition, ten seconds), adds it to a fresh download queue in a temporary folder and runs
             it with live progress, serves the offline copy, fetches its playlists, keys and every segment
-            back through the local server and checks them byte for byte against the origin, stops
-            the origin and fetches it all again, and decodes the copy with ffprobe when it is
-            installed. Each step prints what it verified; any failure exits 1. With --serve it
-            keeps serving the copy until Ctrl-C.
+            back through the local server and checks them byte for byte against the origin, plays
+            the stream through the caching proxy (/proxy/hls) and checks that too, stops the origin
+            and fetches both again (the copy from disk, the stream from the cache), and decodes the
+            copy with ffprobe when it is installed. Each step prints what it verified; any failure
+            exits 1. With --serve it keeps serving the copy and the cached stream until Ctrl-C.
             """,
         examples: [
             .init("Run the demo", "streamkit demo"),
@@ -25,7 +26,7 @@ struct DemoCommand: ParsableCommand {
         ],
         group: "Getting started")
 
-    @Flag(help: "Keep serving the offline copy after the demo, until Ctrl-C.") var serve = false
+    @Flag(help: "Keep serving the offline copy and the cached stream after the demo, until Ctrl-C.") var serve = false
     @Option(valueName: "dir", help: "Where to put the demo's library (default: a new temporary folder, removed after).")
     var home: String?
     @Flag(help: "Keep the temporary folder instead of removing it.") var keep = false

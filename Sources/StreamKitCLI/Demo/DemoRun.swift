@@ -3,6 +3,7 @@ import Downloads
 import Foundation
 import HLS
 import HTTP
+import MediaCache
 import MediaServer
 import Synchronization
 
@@ -17,6 +18,8 @@ final class DemoRun: Sendable {
     private let client: HTTPClient
     /// Servers to stop at the end.
     private let servers = Mutex<[HTTPServer]>([])
+    /// The proxy's cache, closed at the end.
+    private let cache = Mutex<MediaCache?>(nil)
 
     /// Everything the origin served, by URL, for the comparisons after it is gone.
     private let originBytes = Mutex<[String: [UInt8]]>([:])
@@ -57,8 +60,10 @@ final class DemoRun: Sendable {
         detail(
             "task \(id) \(task.state): \(ByteCountText.format(Double(task.bytesDone))) in \(packageDirectory.path)")
 
-        // 3. The offline copy, served.
-        let server = try MediaServer.start(configuration: MediaServer.Configuration(libraryRoot: library.path))
+        // 3. The offline copy, served, with the caching proxy beside it.
+        let mediaCache = try openCache()
+        let server = try MediaServer.start(
+            configuration: MediaServer.Configuration(libraryRoot: library.path, cache: mediaCache))
         servers.withLock { $0.append(server.http) }
         let offlineURL = server.baseURL + "library/\(id)/index.m3u8"
         step(3, "Serve the offline copy")
@@ -70,15 +75,23 @@ final class DemoRun: Sendable {
         let checked = try await verify(manifest, id: id, server: server.baseURL, fetchOrigin: true)
         detail("\(checked.summary): byte-identical to the origin")
 
-        // 5. The origin goes away; the copy does not need it.
+        // 5. The stream played through the caching proxy, as `streamkit play` would.
+        let proxyURL = server.baseURL.dropLast() + ProxyRoutes.localPath(for: masterURL)
+        step(5, "Play the stream through the caching proxy")
+        let proxied = try await playThroughProxy(String(proxyURL), server: server.baseURL, fetchOrigin: true)
+        detail("\(proxied.summary) through /proxy/hls, identical to the origin, and kept in the cache")
+
+        // 6. The origin goes away; neither the copy nor the cache needs it.
         await origin.shutdown(gracePeriod: .seconds(1))
         servers.withLock { $0.removeAll { $0 === origin } }
-        step(5, "Stop the origin and play the copy again")
+        step(6, "Stop the origin and play the copy and the cached stream again")
         let offline = try await verify(manifest, id: id, server: server.baseURL, fetchOrigin: false)
         detail("origin stopped; \(offline.summary) served again from disk, identical")
+        let cached = try await playThroughProxy(String(proxyURL), server: server.baseURL, fetchOrigin: false)
+        detail("\(cached.summary) played again through the proxy from the cache, identical")
 
-        // 6. A player's view, when there is one.
-        step(6, "Decode the offline copy")
+        // 7. A player's view, when there is one.
+        step(7, "Decode the offline copy")
         if let ffprobe = ExternalTool.find("ffprobe", environment: context.environment) {
             let frames = try await DemoProbe.decodedFrames(ffprobe: ffprobe, url: offlineURL)
             detail("ffprobe decoded \(frames) through the local server")
@@ -88,14 +101,16 @@ final class DemoRun: Sendable {
 
         let seconds = started.duration(to: .now)
         context.write(
-            "\nDone in \(ByteCountText.fixed(Self.seconds(seconds), digits: 1)) s: downloaded, served and verified "
-                + "offline.\n\n")
+            "\nDone in \(ByteCountText.fixed(Self.seconds(seconds), digits: 1)) s: downloaded, served, played through "
+                + "the cache, and verified offline.\n\n")
         context.write(
             """
             Try next:
               streamkit download https://example.com/show/master.m3u8      keep a stream for offline play
               streamkit queue add URL && streamkit queue run --exit-when-done   the same through the queue
               streamkit serve                                               serve the library on 127.0.0.1:12345
+              streamkit play https://example.com/talk.mp4                   play through the cache, again offline
+              streamkit cache list                                          what the cache holds
               streamkit export ID show.mp4                                  one file from a package
               streamkit inspect https://example.com/show/master.m3u8       what a playlist holds
               streamkit rtmp record rtmp://example.com/live/show -o show.flv
@@ -104,6 +119,7 @@ final class DemoRun: Sendable {
             """)
         if serveAfterwards {
             context.write("Serving the offline copy at \(offlineURL) (library \(library.path)); Ctrl-C stops.\n")
+            context.write("The cached stream plays at \(proxyURL), with no origin.\n")
             await Self.waitForInterrupt()
         } else if !removeHome {
             context.write(
@@ -114,6 +130,7 @@ final class DemoRun: Sendable {
     /// Stops the servers and the client, and removes the temporary home unless kept.
     func tearDown() async {
         for server in servers.withLock({ $0 }) { await server.shutdown(gracePeriod: .seconds(1)) }
+        if let mediaCache = cache.withLock({ $0 }) { await mediaCache.shutdown() }
         await client.shutdown()
         if removeHome { try? FileManager.default.removeItem(at: home) }
     }
@@ -185,6 +202,74 @@ final class DemoRun: Sendable {
         case .failure(let failure): throw failure
         case nil: throw DemoFailure("the queue's events ended before the task did")
         }
+    }
+
+    /// The cache in the demo's home (`cache/`, where `streamkit play` and `cache` look).
+    private func openCache() throws -> MediaCache {
+        let directory = home.appendingPathComponent("cache").path
+        do {
+            let opened = try MediaCache(configuration: MediaCacheConfiguration(directory: directory), client: client)
+            cache.withLock { $0 = opened }
+            return opened
+        } catch {
+            throw DemoFailure("the cache cannot be opened in \(directory): \(error)")
+        }
+    }
+
+    /// Plays `proxyURL` (the master playlist through /proxy/hls) as a player would: every
+    /// rewritten playlist, then every key, init section and segment they name, each through the
+    /// proxy, and compares each with what the origin serves for the URL the proxy was given.
+    private func playThroughProxy(_ proxyURL: String, server: String, fetchOrigin: Bool) async throws -> Checked {
+        var checked = Checked()
+        let origin = server.hasSuffix("/") ? String(server.dropLast()) : server
+        func local(_ uri: String) -> String { uri.hasPrefix("/") ? origin + uri : uri }
+        func target(_ uri: String) throws -> String {
+            guard let components = URLComponents(string: local(uri)),
+                components.path == ProxyRoutes.filePath || components.path == ProxyRoutes.playlistPath,
+                let url = components.queryItems?.first(where: { $0.name == "url" })?.value
+            else {
+                throw DemoFailure("the proxy left \(uri) pointing elsewhere than through itself")
+            }
+            return url
+        }
+        let master = try await fetch(proxyURL, what: "the proxied master playlist")
+        checked.playlists += 1
+        guard case .multivariant(let multivariant) = try parse(master, proxyURL).playlist else {
+            throw DemoFailure("the proxied master playlist is not a master playlist")
+        }
+        var playlists = Set<String>()
+        var files = Set<String>()
+        for uri in multivariant.variants.map(\.uri) + multivariant.renditions.compactMap(\.uri)
+        where playlists.insert(uri).inserted {
+            _ = try target(uri)
+            let bytes = try await fetch(local(uri), what: "the proxied playlist \(uri)")
+            checked.playlists += 1
+            guard case .media(let media) = try parse(bytes, local(uri)).playlist else {
+                throw DemoFailure("\(uri) through the proxy is not a media playlist")
+            }
+            var named: [(uri: String, kind: String)] = []
+            for segment in media.resolvedSegments() where !segment.isGap {
+                if let key = segment.identityKey, let keyURI = key.uri { named.append((keyURI, "key")) }
+                if let map = segment.map { named.append((map.uri, "map")) }
+                named.append((segment.uri, "segment"))
+            }
+            for file in named where files.insert(file.uri).inserted {
+                let bytes = try await fetch(local(file.uri), what: "the proxied \(file.kind) \(file.uri)")
+                let expected = try await originFile(try target(file.uri), fetch: fetchOrigin)
+                guard bytes == expected else {
+                    throw DemoFailure(
+                        "\(file.uri) through the proxy (\(bytes.count) bytes) differs from the origin's (\(expected.count) bytes)")
+                }
+                checked.bytes += bytes.count
+                switch file.kind {
+                case "key": checked.keys += 1
+                case "map": checked.maps += 1
+                default: checked.segments += 1
+                }
+            }
+        }
+        guard checked.segments > 0 else { throw DemoFailure("the proxied stream lists no segment") }
+        return checked
     }
 
     private func loadManifest(_ directory: URL) throws -> PackageManifest {
@@ -300,7 +385,7 @@ final class DemoRun: Sendable {
     // MARK: Output
 
     private func step(_ number: Int, _ title: String) {
-        context.write("[\(number)/6] \(title)\n")
+        context.write("[\(number)/7] \(title)\n")
     }
 
     private func detail(_ text: String) {
