@@ -39,7 +39,8 @@ struct Origin {
         ranges(name, in: nginx.accessLog)
     }
 
-    private func ranges(_ name: String, in log: [AccessLogEntry]) -> [(range: ByteRange, bytes: Int64, completed: Bool)] {
+    private func ranges(_ name: String, in log: [AccessLogEntry]) -> [(range: ByteRange, bytes: Int64, completed: Bool)]
+    {
         log.filter { $0.uri.hasPrefix("/" + name) && $0.status == 206 }.compactMap { entry in
             guard let text = entry.range, let range = parseRange(text) else { return nil }
             return (range, entry.bytesSent, entry.completed)

@@ -28,7 +28,8 @@ import Testing
         #expect(
             output.contains("4 playlists, 16 segments, 1 key (885 KB) through /proxy/hls, identical to the origin"),
             "\(output)")
-        #expect(output.contains("4 playlists, 16 segments, 1 key (885 KB) played again through the proxy from the cache"))
+        #expect(
+            output.contains("4 playlists, 16 segments, 1 key (885 KB) played again through the proxy from the cache"))
         #expect(output.contains("ffprobe decoded 250 video frames and 432 audio frames"), "\(output)")
         #expect(output.contains("Try next:"))
         // The queue's task went through its states, its progress on standard error ending at 100%.

@@ -258,7 +258,8 @@ final class DemoRun: Sendable {
                 let expected = try await originFile(try target(file.uri), fetch: fetchOrigin)
                 guard bytes == expected else {
                     throw DemoFailure(
-                        "\(file.uri) through the proxy (\(bytes.count) bytes) differs from the origin's (\(expected.count) bytes)")
+                        "\(file.uri) through the proxy (\(bytes.count) bytes) differs from the origin's (\(expected.count) bytes)"
+                    )
                 }
                 checked.bytes += bytes.count
                 switch file.kind {
