@@ -247,13 +247,7 @@ final class DemoRun: Sendable {
             guard case .media(let media) = try parse(bytes, local(uri)).playlist else {
                 throw DemoFailure("\(uri) through the proxy is not a media playlist")
             }
-            var named: [(uri: String, kind: String)] = []
-            for segment in media.resolvedSegments() where !segment.isGap {
-                if let key = segment.identityKey, let keyURI = key.uri { named.append((keyURI, "key")) }
-                if let map = segment.map { named.append((map.uri, "map")) }
-                named.append((segment.uri, "segment"))
-            }
-            for file in named where files.insert(file.uri).inserted {
+            for file in Self.files(of: media) where files.insert(file.uri).inserted {
                 let bytes = try await fetch(local(file.uri), what: "the proxied \(file.kind) \(file.uri)")
                 let expected = try await originFile(try target(file.uri), fetch: fetchOrigin)
                 guard bytes == expected else {
@@ -261,12 +255,7 @@ final class DemoRun: Sendable {
                         "\(file.uri) through the proxy (\(bytes.count) bytes) differs from the origin's (\(expected.count) bytes)"
                     )
                 }
-                checked.bytes += bytes.count
-                switch file.kind {
-                case "key": checked.keys += 1
-                case "map": checked.maps += 1
-                default: checked.segments += 1
-                }
+                checked.add(file.kind, bytes: bytes.count)
             }
         }
         guard checked.segments > 0 else { throw DemoFailure("the proxied stream lists no segment") }
@@ -291,6 +280,16 @@ final class DemoRun: Sendable {
         var keys = 0
         var maps = 0
         var bytes = 0
+        /// Counts a file of `kind` ("key", "map" or "segment") and its bytes.
+        mutating func add(_ kind: String, bytes count: Int) {
+            bytes += count
+            switch kind {
+            case "key": keys += 1
+            case "map": maps += 1
+            default: segments += 1
+            }
+        }
+
         var summary: String {
             var parts = ["\(playlists) playlists", "\(segments) segments"]
             if keys > 0 { parts.append("\(keys) key\(keys == 1 ? "" : "s")") }
@@ -321,12 +320,7 @@ final class DemoRun: Sendable {
             guard case .media(let media) = try parse(playlistBytes, base + mediaURI).playlist else {
                 throw DemoFailure("\(mediaURI) is not a media playlist")
             }
-            var files: [(path: String, kind: String)] = []
-            for segment in media.resolvedSegments() where !segment.isGap {
-                if let key = segment.identityKey, let uri = key.uri { files.append((folder + "/" + uri, "key")) }
-                if let map = segment.map { files.append((folder + "/" + map.uri, "map")) }
-                files.append((folder + "/" + segment.uri, "segment"))
-            }
+            let files = Self.files(of: media).map { (path: folder + "/" + $0.uri, kind: $0.kind) }
             var compared = Set<String>()
             for file in files where compared.insert(file.path).inserted {
                 guard let source = sources[file.path] else {
@@ -339,16 +333,23 @@ final class DemoRun: Sendable {
                         "\(file.path) (\(local.count) bytes) differs from the origin's \(source.url) (\(expected.count) bytes)"
                     )
                 }
-                checked.bytes += local.count
-                switch file.kind {
-                case "key": checked.keys += 1
-                case "map": checked.maps += 1
-                default: checked.segments += 1
-                }
+                checked.add(file.kind, bytes: local.count)
             }
         }
         guard checked.segments > 0 else { throw DemoFailure("the offline copy lists no segment") }
         return checked
+    }
+
+    /// The files a media playlist names, in order: each segment's key and init section before it
+    /// (repeats included; the callers skip what they have seen).
+    private static func files(of media: MediaPlaylist) -> [(uri: String, kind: String)] {
+        var files: [(uri: String, kind: String)] = []
+        for segment in media.resolvedSegments() where !segment.isGap {
+            if let key = segment.identityKey, let uri = key.uri { files.append((uri, "key")) }
+            if let map = segment.map { files.append((map.uri, "map")) }
+            files.append((segment.uri, "segment"))
+        }
+        return files
     }
 
     private func originFile(_ url: String, fetch fromOrigin: Bool) async throws -> [UInt8] {
