@@ -158,6 +158,15 @@ import Testing
 
     /// Cancelled half-way, then run again: the result is identical, files in place were not fetched
     /// again, and the one cut short continued with a range request.
+    /// The bytes in the package's partial segment files.
+    static func partialBytes(in directory: URL) -> Int {
+        Support.files(under: directory).filter { $0.hasSuffix(".streamkit-partial") }.reduce(0) { total, name in
+            let attributes = try? FileManager.default.attributesOfItem(
+                atPath: directory.appendingPathComponent(name).path)
+            return total + ((attributes?[.size] as? NSNumber)?.intValue ?? 0)
+        }
+    }
+
     @Test func cancelledDownloadResumesWithoutFetchingAgain() async throws {
         let fixture = try await Fixtures.shared.fixture(
             FixtureRecipe(.hlsTS, seconds: 20, segmentSeconds: 1, videoBitrate: "600k"))
@@ -166,7 +175,8 @@ import Testing
             origin.url("index.m3u8").absoluteString, options: Support.fastOptions(connections: 4))
         let cancelling = Mutex(false)
         do {
-            // Once six segments are in, wait for the next ones to be under way, then cancel.
+            // Once six segments are in, wait until a next one has bytes on disk, then cancel.
+            let directory = job.packageDirectory
             _ = try await Support.run(job) { event, download in
                 guard case .progress(let progress) = event, progress.filesDone >= 6 else { return }
                 let first = cancelling.withLock { fired in
@@ -175,7 +185,10 @@ import Testing
                 }
                 guard first else { return }
                 Task {
-                    try await Task.sleep(for: .milliseconds(400))
+                    let deadline = ContinuousClock.now + .seconds(20)
+                    while Self.partialBytes(in: directory) == 0 && ContinuousClock.now < deadline {
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
                     download.cancel()
                 }
             }
@@ -188,13 +201,9 @@ import Testing
         let done = Set(manifest.files.filter { $0.state == "done" }.map(\.url))
         #expect(done.count >= 6 && done.count < 20, "\(done.count)")
         #expect(!FileManager.default.fileExists(atPath: job.packageDirectory.appendingPathComponent("index.m3u8").path))
-        let partial = Support.files(under: job.packageDirectory).filter { $0.hasSuffix(".streamkit-partial") }
         #expect(
-            partial.contains { name in
-                (try? FileManager.default.attributesOfItem(
-                    atPath: job.packageDirectory.appendingPathComponent(name).path)[.size]
-                    as? NSNumber)?.intValue ?? 0 > 0
-            }, "\(partial)")
+            Self.partialBytes(in: job.packageDirectory) > 0,
+            "\(Support.files(under: job.packageDirectory).filter { $0.hasSuffix(".streamkit-partial") })")
         let firstRun = try await origin.settledAccessLog().count
 
         let (result, events) = try await Support.run(job)
