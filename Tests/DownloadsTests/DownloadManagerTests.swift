@@ -469,7 +469,9 @@ import Testing
         try await manager.retry(info.id)
         try await recorder.wait(for: info.id, .success)
         #expect(try Data(contentsOf: URL(fileURLWithPath: info.location)) == origin.data)
-        for range in try await Support.requestedRanges(origin.nginx, uri: "/movie.mp4", length: 2 << 20).dropFirst(before) {
+        for range in try await Support.requestedRanges(origin.nginx, uri: "/movie.mp4", length: 2 << 20).dropFirst(
+            before)
+        {
             #expect(kept.intersection(try #require(range)).isEmpty)
         }
         await manager.close()

@@ -259,7 +259,10 @@ import Testing
         let before = try await origin.settledAccessLog().count
         let (healed, _) = try await Support.run(skipping)
         #expect(healed.status == .complete && healed.filesFetched == 1)
-        #expect(try await origin.settledAccessLog().dropFirst(before).filter { $0.uri.hasSuffix(".ts") }.map(\.uri) == ["/seg002.ts"])
+        #expect(
+            try await origin.settledAccessLog().dropFirst(before).filter { $0.uri.hasSuffix(".ts") }.map(\.uri) == [
+                "/seg002.ts"
+            ])
         let healedPlaylist = try String(
             contentsOf: job.packageDirectory.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
         #expect(!healedPlaylist.contains("GAP"))

@@ -86,7 +86,9 @@ import Testing
         }
         let fetched = try await origin.nginx.settledAccessLog().filter { $0.uri.hasSuffix(".ts") }.map(\.uri)
         #expect(Set(fetched).count == fetched.count, "a fragment was fetched twice: \(fetched)")
-        #expect(try await origin.nginx.settledAccessLog().filter { $0.uri.hasSuffix(".m3u8") }.count >= 3, "the playlist was not reloaded")
+        #expect(
+            try await origin.nginx.settledAccessLog().filter { $0.uri.hasSuffix(".m3u8") }.count >= 3,
+            "the playlist was not reloaded")
 
         // Decoded over HTTP: the package, and the same fragments from the origin.
         let player = try await Support.serve(package.deletingLastPathComponent())

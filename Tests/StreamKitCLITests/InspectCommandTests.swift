@@ -157,7 +157,10 @@ import Testing
         let missing = nginx.url("missing.m3u8").absoluteString
         let (missingCode, _, missingError) = await run([missing])
         #expect(missingCode == .failure && missingError == "error: \(missing): HTTP 404 Not Found\n")
-        #expect(try await nginx.settledAccessLog().map(\.uri) == ["/master.m3u8", "/video_180p/index.m3u8", "/missing.m3u8"])
+        #expect(
+            try await nginx.settledAccessLog().map(\.uri) == [
+                "/master.m3u8", "/video_180p/index.m3u8", "/missing.m3u8",
+            ])
         await nginx.stop()
     }
 

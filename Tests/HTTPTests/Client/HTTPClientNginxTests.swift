@@ -221,7 +221,8 @@ func randomBytes(_ count: Int) throws -> [UInt8] {
         }
         await client.shutdown()
         await fixture.nginx.stop()
-        #expect(try await fixture.nginx.settledAccessLog().map(\.range) == cases.map { RangeRequest([$0.0]).headerValue })
+        #expect(
+            try await fixture.nginx.settledAccessLog().map(\.range) == cases.map { RangeRequest([$0.0]).headerValue })
     }
 
     @Test func aServerIgnoringRangeIsDetected() async throws {
