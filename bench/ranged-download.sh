@@ -20,6 +20,8 @@ size_mb=${SIZE_MB:-256}
 work=$(mktemp -d "${TMPDIR:-/tmp}/streamkit-bench-ranged.XXXXXX")
 out_dir=${OUT_DIR:-$work/out}
 mkdir -p "$work/www" "$work/temp" "$out_dir"
+# `streamkit download` records its task in the home's queue: a home of the run's own.
+export STREAMKIT_HOME="$work/home"
 chmod 755 "$work"
 nginx_pid=
 cleanup() {

@@ -35,10 +35,13 @@ import Glibc
         let fixture = try await DownloadFixture.make(size: 3_000_000)
         let url = fixture.nginx.url("file.bin").absoluteString
         let target = fixture.directory.appendingPathComponent("movie.bin")
+        let home = fixture.directory.appendingPathComponent("home")
         let partial = HTTPFileDownloadPaths.partial(for: target)
         let first = try ChildProcess(
             executable: Self.streamkit(),
-            arguments: ["download", url, "-o", target.path, "--limit-rate", "500k", "--json"],
+            arguments: [
+                "download", url, "-o", target.path, "--limit-rate", "500k", "--json", "--home", home.path,
+            ],
             logName: "streamkit-download")
         try await Self.waitForFile(partial, toReach: 200_000, while: first)
         first.signal(SIGINT)
@@ -51,7 +54,8 @@ import Glibc
         #expect(last["status"] as? String == "interrupted" && last["partial"] as? String == partial.path)
 
         let second = try ChildProcess(
-            executable: Self.streamkit(), arguments: ["download", url, "-o", target.path], logName: "streamkit-download"
+            executable: Self.streamkit(), arguments: ["download", url, "-o", target.path, "--home", home.path],
+            logName: "streamkit-download"
         )
         #expect(try await second.wait(timeout: .seconds(60)) == 0, "\(second.standardError)")
         #expect(second.standardOutput.contains("resumed at"))
@@ -72,6 +76,7 @@ import Glibc
             executable: Self.streamkit(),
             arguments: [
                 "download", fixture.nginx.url("file.bin").absoluteString, "-o", target.path, "--limit-rate", "500k",
+                "--home", fixture.directory.appendingPathComponent("home").path,
             ],
             logName: "streamkit-download")
         #expect(try await process.wait(timeout: .seconds(60)) == 0, "\(process.standardError)")
@@ -102,11 +107,13 @@ import Glibc
         #expect(expected.count == 64 && expected.allSatisfy(\.isHexDigit))
         let nginx = try await Nginx.static(root: root)
         let url = nginx.url("big.bin").absoluteString
+        let home = directory.appendingPathComponent("home").path
 
         // Whole, in one run.
         let whole = directory.appendingPathComponent("whole.bin")
         let full = try ChildProcess(
-            executable: Self.streamkit(), arguments: ["download", url, "-o", whole.path], logName: "streamkit-1g")
+            executable: Self.streamkit(), arguments: ["download", url, "-o", whole.path, "--home", home],
+            logName: "streamkit-1g")
         let fullPeak = try await Self.peakResidentBytes(of: full)
         #expect(try await full.wait(timeout: .seconds(300)) == 0, "\(full.standardError)")
         #expect(fullPeak < 40 << 20, "peak RSS \(fullPeak >> 20) MB")
@@ -117,14 +124,15 @@ import Glibc
         let target = directory.appendingPathComponent("resumed.bin")
         let partial = HTTPFileDownloadPaths.partial(for: target)
         let killed = try ChildProcess(
-            executable: Self.streamkit(), arguments: ["download", url, "-o", target.path], logName: "streamkit-1g")
+            executable: Self.streamkit(), arguments: ["download", url, "-o", target.path, "--home", home],
+            logName: "streamkit-1g")
         try await Self.waitForFile(partial, toReach: gigabyte / 2, while: killed)
         killed.signal(SIGKILL)
         #expect(try await killed.wait(timeout: .seconds(30)) == 128 + SIGKILL)
         let kept = Self.size(partial)
         #expect(kept >= gigabyte / 2 && kept < gigabyte, "kept \(kept)")
         let resumed = try ChildProcess(
-            executable: Self.streamkit(), arguments: ["download", url, "-o", target.path, "--json"],
+            executable: Self.streamkit(), arguments: ["download", url, "-o", target.path, "--json", "--home", home],
             logName: "streamkit-1g")
         let resumedPeak = try await Self.peakResidentBytes(of: resumed)
         #expect(try await resumed.wait(timeout: .seconds(300)) == 0, "\(resumed.standardError)")

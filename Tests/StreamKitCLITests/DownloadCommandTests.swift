@@ -8,8 +8,10 @@ import Testing
 
 /// `streamkit download`: help, usage errors, exit codes, JSON lines, resume; in-process against nginx.
 @Suite struct DownloadCommandTests {
+    /// Runs `streamkit ARGUMENTS` with a home of its own (the download is a task of its queue).
     private func run(_ arguments: [String]) async -> (code: ExitCode, output: String, error: String) {
-        let context = CommandContext.capturing(environment: [:])
+        let home = (try? TestRun.makeTemporaryDirectory("download-home").path) ?? ""
+        let context = CommandContext.capturing(environment: ["STREAMKIT_HOME": home])
         let code = await CommandRunner.run(StreamKitCommand.self, arguments: arguments, context: context)
         return (code, context.output.text, context.errorOutput.text)
     }
@@ -34,6 +36,9 @@ import Testing
                 Any other URL is downloaded as a file: partial data in FILE.streamkit-partial, its
                 validator in FILE.streamkit-resume. Ctrl-C stops cleanly and exits 130 (a live recording
                 is finished instead and exits 0). Play a package with `streamkit serve`.
+                Each download is a task of the download queue in $STREAMKIT_HOME (--home): `streamkit queue
+                list` and the served page show it; the same command resumes the same task. A queue that
+                another process holds (queue run) is refused with exit 1.
 
                 USAGE: streamkit download <url> [--output <path>] [--variant <variant>] [--codec <codecs>] [--audio <audio>] [--subs <subs>] [--connections <n>] [--decrypt] [--skip-broken] [--limit-rate <rate>] [--header <header> ...] [--live-duration <seconds>] [--max-segments <count>] [--home <dir>] [--retries <count>] [--json]
 

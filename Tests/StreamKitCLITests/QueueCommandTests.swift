@@ -156,8 +156,9 @@ import Glibc
         let data = try Self.randomFile(root, "big.bin", bytes: 2_000_000, seed: 9)
         let nginx = try await Nginx.static(root: root, limitRatePerConnection: 1 << 20)
         let target = try TestRun.makeTemporaryDirectory("ranged-out").appendingPathComponent("big.bin")
+        let home = try TestRun.makeTemporaryDirectory("ranged-home").path
         let (code, context) = await Self.run([
-            "download", nginx.url("big.bin").absoluteString, "-j", "4", "-o", target.path,
+            "download", nginx.url("big.bin").absoluteString, "-j", "4", "-o", target.path, "--home", home,
         ])
         #expect(code == .success, "\(context.errorOutput.text)")
         #expect(context.output.text.hasPrefix("Saved \(target.path)"))

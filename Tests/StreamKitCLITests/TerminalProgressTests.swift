@@ -60,7 +60,7 @@ import Testing
         let socket = directory.appendingPathComponent("tmux.sock").path
         let command = [
             try DownloadBinaryTests.streamkit(), "download", nginx.url("index.m3u8").absoluteString, "-o",
-            directory.appendingPathComponent("package").path,
+            directory.appendingPathComponent("package").path, "--home", directory.appendingPathComponent("home").path,
         ].map { "'\($0)'" }.joined(separator: " ")
         try await Tool.tmux.run([
             "-S", socket, "-f", "/dev/null", "new-session", "-d", "-x", "80", "-y", "24", "-s", "progress",

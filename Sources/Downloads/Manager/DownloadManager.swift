@@ -68,7 +68,7 @@ public actor DownloadManager {
 
     private let lock: DirectoryLock
     let index: DownloadIndex
-    private var tasks: [String: DownloadTaskInfo] = [:]
+    var tasks: [String: DownloadTaskInfo] = [:]
     private var runners: [String: Task<Void, Never>] = [:]
     private var subscribers: [Int: (filter: String?, continuation: AsyncStream<DownloadEvent>.Continuation)] = [:]
     private var nextSubscriber = 0
@@ -335,6 +335,16 @@ public actor DownloadManager {
     ) throws(DownloadManagerError)
         -> DownloadTaskInfo
     {
+        try add(request, autoStart: autoStart, makesFolder: true)
+    }
+
+    /// ``add(_:autoStart:)``; `makesFolder: false` leaves the task's folder to the engine that
+    /// runs it (a foreground task: a download that fails before it is planned leaves nothing).
+    func add(
+        _ request: DownloadRequest, autoStart: Bool?, makesFolder: Bool
+    ) throws(DownloadManagerError)
+        -> DownloadTaskInfo
+    {
         let scheme = request.url.prefix(while: { $0 != ":" }).lowercased()
         guard scheme == "http" || scheme == "https", URLComponents(string: request.url)?.host?.isEmpty == false else {
             throw DownloadManagerError(.invalidArgument, "not an http or https URL: '\(request.url)'")
@@ -344,8 +354,13 @@ public actor DownloadManager {
             throw DownloadManagerError(.duplicateTask, "\(request.url) is in the queue already", taskID: id)
         }
         let folder = downloadDirectory.appendingPathComponent(id, isDirectory: true)
-        let name = Self.fileName(fromURL: request.url)
-        let location = request.kind == .hls ? folder.path : folder.appendingPathComponent(name).path
+        var name = Self.fileName(fromURL: request.url)
+        var location = request.kind == .hls ? folder.path : folder.appendingPathComponent(name).path
+        if let chosen = request.location {
+            // A place the user chose: the engine makes it (and names what is wrong with it).
+            location = chosen
+            if request.kind == .file { name = URL(fileURLWithPath: chosen).lastPathComponent }
+        }
         var info = DownloadTaskInfo(
             id: id, queueID: 0, url: request.url, kind: request.kind,
             selection: request.kind == .hls ? request.selection : nil, decrypt: request.decrypt,
@@ -358,7 +373,9 @@ public actor DownloadManager {
         tasks[id] = info
         emit(.added(info))
         do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            if makesFolder && request.location == nil {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            }
         } catch {
             try fail(
                 id, DownloadManagerError(.fileSystem, "cannot create \(folder.path): \(error.localizedDescription)"))
@@ -452,7 +469,7 @@ public actor DownloadManager {
 
     // MARK: State changes
 
-    private func move(_ id: String, to next: DownloadState, clearingError: Bool = false) throws(DownloadManagerError) {
+    func move(_ id: String, to next: DownloadState, clearingError: Bool = false) throws(DownloadManagerError) {
         guard var info = tasks[id] else { throw .unknownTask(id) }
         let previous = info.state
         guard previous.canTransition(to: next) else { throw .illegalTransition(from: previous, to: next, taskID: id) }
@@ -506,7 +523,7 @@ public actor DownloadManager {
     }
 
     /// The runner ended with `outcome` (`nil`: success).
-    private func finished(_ id: String, error: (any Error)?) {
+    func finished(_ id: String, error: (any Error)?) {
         runners[id] = nil
         guard let info = tasks[id] else {
             schedule()
@@ -640,7 +657,7 @@ public actor DownloadManager {
             // An attempt that failed before the package was planned leaves a folder with no
             // package.json, which the downloader refuses to reuse; the folder is the task's own.
             let manifest = URL(fileURLWithPath: info.location).appendingPathComponent(PackageLayout.manifestName)
-            if !FileManager.default.fileExists(atPath: manifest.path) {
+            if info.ownsFolder && !FileManager.default.fileExists(atPath: manifest.path) {
                 for name in (try? FileManager.default.contentsOfDirectory(atPath: info.location)) ?? [] {
                     try? FileManager.default.removeItem(atPath: info.location + "/" + name)
                 }
@@ -689,6 +706,20 @@ public actor DownloadManager {
     }
 
     private func deleteFiles(of info: DownloadTaskInfo) {
+        guard info.ownsFolder else {
+            // A place the user chose (`streamkit download -o`): only what the task wrote there.
+            if info.kind == .hls {
+                let manifest = URL(fileURLWithPath: info.location).appendingPathComponent(PackageLayout.manifestName)
+                if FileManager.default.fileExists(atPath: manifest.path) {
+                    try? FileManager.default.removeItem(atPath: info.location)
+                }
+                return
+            }
+            for suffix in ["", ".streamkit-partial", ".streamkit-resume", ".streamkit-ranges"] {
+                try? FileManager.default.removeItem(atPath: info.location + suffix)
+            }
+            return
+        }
         let target =
             info.kind == .hls ? info.location : URL(fileURLWithPath: info.location).deletingLastPathComponent().path
         try? FileManager.default.removeItem(atPath: target)

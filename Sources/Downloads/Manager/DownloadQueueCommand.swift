@@ -49,7 +49,7 @@ public struct DownloadQueueAnswer: Hashable, Sendable, Codable {
 
 extension DownloadRequest: Codable {
     private enum CodingKeys: String, CodingKey {
-        case url, kind, selection, decrypt, fileType, title, thumbnailURL, connections, headers
+        case url, kind, selection, decrypt, fileType, title, thumbnailURL, connections, headers, location
     }
 
     public init(from decoder: any Decoder) throws {
@@ -69,7 +69,8 @@ extension DownloadRequest: Codable {
             fileType: try container.decode(DownloadFileType.self, forKey: .fileType),
             title: try container.decodeIfPresent(String.self, forKey: .title),
             thumbnailURL: try container.decodeIfPresent(String.self, forKey: .thumbnailURL),
-            connections: try container.decodeIfPresent(Int.self, forKey: .connections), headers: headers)
+            connections: try container.decodeIfPresent(Int.self, forKey: .connections), headers: headers,
+            location: try container.decodeIfPresent(String.self, forKey: .location))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -83,6 +84,7 @@ extension DownloadRequest: Codable {
         try container.encodeIfPresent(thumbnailURL, forKey: .thumbnailURL)
         try container.encodeIfPresent(connections, forKey: .connections)
         try container.encode(headers.map { "\($0.name): \($0.value)" }, forKey: .headers)
+        try container.encodeIfPresent(location, forKey: .location)
     }
 }
 

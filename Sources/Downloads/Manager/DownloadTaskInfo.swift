@@ -38,12 +38,16 @@ public struct DownloadRequest: Hashable, Sendable {
     public var connections: Int?
     /// Headers sent with every request of the task.
     public var headers: HTTPHeaders
+    /// Where to store the task instead of its own folder in the download directory: the file (a
+    /// file task) or the package folder (HLS), as `streamkit download -o` chooses. Such a place
+    /// is the user's: removing the task deletes only what the task wrote there.
+    public var location: String?
 
     /// Creates a request.
     public init(
         url: String, kind: DownloadKind, selection: HLSSelection = HLSSelection(), decrypt: Bool = false,
         fileType: DownloadFileType = .video, title: String? = nil, thumbnailURL: String? = nil,
-        connections: Int? = nil, headers: HTTPHeaders = [:]
+        connections: Int? = nil, headers: HTTPHeaders = [:], location: String? = nil
     ) {
         self.url = url
         self.kind = kind
@@ -54,14 +58,18 @@ public struct DownloadRequest: Hashable, Sendable {
         self.thumbnailURL = thumbnailURL
         self.connections = connections
         self.headers = headers
+        self.location = location
     }
 
-    /// The task id: 16 hexadecimal digits, the same for the same source, kind and selection (for
-    /// HLS, the package id of ``HLSDownloadJob/packageID(source:selection:decrypt:)``).
+    /// The task id: 16 hexadecimal digits, the same for the same source, kind, selection and
+    /// ``location`` (for HLS in the download directory, the package id of
+    /// ``HLSDownloadJob/packageID(source:selection:decrypt:)``).
     public var taskID: String {
+        let place = location.map { "\nat\n" + $0 } ?? ""
         switch kind {
-        case .hls: HLSDownloadJob.packageID(source: url, selection: selection, decrypt: decrypt)
-        case .file: HLSDownloadJob.packageID(source: "file\n" + url, selection: HLSSelection(), decrypt: false)
+        case .hls: return HLSDownloadJob.packageID(source: url + place, selection: selection, decrypt: decrypt)
+        case .file:
+            return HLSDownloadJob.packageID(source: "file\n" + url + place, selection: HLSSelection(), decrypt: false)
         }
     }
 }
@@ -119,6 +127,14 @@ public struct DownloadTaskInfo: Hashable, Sendable, Codable {
                 connections: connections, decrypt: decrypt, headers: requestHeaders, retry: retry,
                 progressInterval: .milliseconds(100)),
             packageDirectory: URL(fileURLWithPath: location, isDirectory: true))
+    }
+
+    /// Whether the task keeps its data in a folder of its own, made by the manager (named by the
+    /// task id), which it may empty and delete; `false` for a place the user chose
+    /// (``DownloadRequest/location``).
+    var ownsFolder: Bool {
+        let url = URL(fileURLWithPath: location)
+        return (kind == .hls ? url : url.deletingLastPathComponent()).lastPathComponent == id
     }
 
     /// The request headers.

@@ -25,6 +25,9 @@ struct DownloadCommand: ParsableCommand {
             Any other URL is downloaded as a file: partial data in FILE.streamkit-partial, its
             validator in FILE.streamkit-resume. Ctrl-C stops cleanly and exits 130 (a live recording
             is finished instead and exits 0). Play a package with `streamkit serve`.
+            Each download is a task of the download queue in $STREAMKIT_HOME (--home): `streamkit queue
+            list` and the served page show it; the same command resumes the same task. A queue that
+            another process holds (queue run) is refused with exit 1.
             """,
         examples: [
             .init(
@@ -113,18 +116,73 @@ struct DownloadCommand: ParsableCommand {
                 maximumConnectionsPerHost: max(connections ?? 8, 8), globalReceiveRate: limitRate?.bytesPerSecond,
                 bodyBufferLimit: 256 << 10, receiveBufferSize: 256 << 10))
         let retry = HTTPClientRetryPolicy(maximumAttempts: retries + 1)
-        if await SourceProbe.isHLS(url, client: client, headers: requestHeaders, retry: retry) {
-            try await runHLS(context, client: client, headers: requestHeaders, retry: retry)
-        } else {
-            try await runFile(context, client: client, headers: requestHeaders, retry: retry)
+        // The download is a task of the home's queue, run here (docs/CLI.md): open the queue first,
+        // so that a queue another process holds is refused before anything is fetched.
+        let queue: DownloadManager
+        do {
+            queue = try await DownloadManager(
+                configuration: DownloadManagerConfiguration(
+                    directory: QueueAccess.directory(home, context), runsTasks: false,
+                    userAgent: "streamkit/\(streamKitVersion)"))
+        } catch {
+            await client.shutdown()
+            throw queueFailure(error, context)
+        }
+        do {
+            if await SourceProbe.isHLS(url, client: client, headers: requestHeaders, retry: retry) {
+                try await runHLS(context, client: client, headers: requestHeaders, retry: retry, queue: queue)
+            } else {
+                try await runFile(context, client: client, headers: requestHeaders, retry: retry, queue: queue)
+            }
+        } catch {
+            await queue.close()
+            throw error
+        }
+        await queue.close()
+    }
+
+    /// Reports a queue that cannot be used (another process holds it, or its index cannot be
+    /// written) and returns the exit code: 1.
+    private func queueFailure(_ error: DownloadManagerError, _ context: CommandContext) -> ExitCode {
+        var words = "cannot use the download queue: \(error)"
+        if error.kind == .directoryLocked {
+            words += "; stop that process, or let it run the download: streamkit queue add \(url) --start"
+        }
+        if json {
+            context.write(
+                JSONValue.object([
+                    "event": .string("result"), "status": .string("failed"), "kind": .string(error.kind.description),
+                    "error": .string(words), "url": .string(url),
+                ]) + "\n")
+        }
+        context.writeError("error: \(words)\n")
+        return ExitCode.failure
+    }
+
+    /// Takes the task of `request` in the queue (found again when the same command ran before).
+    private func begin(
+        _ request: DownloadRequest, queue: DownloadManager, client: HTTPClient, context: CommandContext
+    ) async throws -> DownloadForegroundTask {
+        do {
+            return try await queue.beginForeground(request)
+        } catch {
+            await client.shutdown()
+            throw queueFailure(error, context)
         }
     }
 
     private func runFile(
-        _ context: CommandContext, client: HTTPClient, headers: HTTPHeaders, retry: HTTPClientRetryPolicy
+        _ context: CommandContext, client: HTTPClient, headers: HTTPHeaders, retry: HTTPClientRetryPolicy,
+        queue: DownloadManager
     ) async throws {
         let destination = try resolveDestination(context)
-        let reporter = DownloadReporter(context: context, json: json, url: url, destination: destination)
+        let task = try await begin(
+            DownloadRequest(
+                url: url, kind: .file, title: destination.lastPathComponent, connections: connections ?? 1,
+                headers: headers, location: destination.standardizedFileURL.path),
+            queue: queue, client: client, context: context)
+        let reporter = DownloadReporter(
+            context: context, json: json, url: url, destination: destination, task: task)
         if let connections, connections > 1 {
             // N connections each buffer a body: smaller buffers keep the peak RSS under 40 MB at -j 8.
             await client.shutdown()
@@ -133,7 +191,8 @@ struct DownloadCommand: ParsableCommand {
                     userAgent: "streamkit/\(streamKitVersion)", environment: context.environment,
                     maximumConnectionsPerHost: max(connections, 8), globalReceiveRate: limitRate?.bytesPerSecond,
                     bodyBufferLimit: 128 << 10, receiveBufferSize: 128 << 10))
-            try await runRanged(destination: destination, reporter: reporter, client: ranged, headers: headers)
+            try await runRanged(
+                destination: destination, reporter: reporter, client: ranged, headers: headers, task: task)
             return
         }
         let request = HTTPClientRequest(url: url, headers: headers)
@@ -148,14 +207,17 @@ struct DownloadCommand: ParsableCommand {
             let result = try await download.result()
             await progress.value
             await client.shutdown()
+            await task.finish(.succeeded(bytes: result.byteCount))
             reporter.completed(result, elapsed: started.duration(to: .now))
         } catch let error as HTTPClientError {
             await progress.value
             await client.shutdown()
             if monitor.wasInterrupted || error.kind == .cancelled {
+                await task.finish(.stopped)
                 reporter.interrupted(error)
                 throw ExitCode.interrupted
             }
+            await task.finish(.failed(error.description))
             reporter.failed(error)
             throw ExitCode.failure
         }
@@ -169,7 +231,8 @@ struct DownloadCommand: ParsableCommand {
     /// `-j N` on a file: N range connections (the download manager's engine), resumable through
     /// `FILE.streamkit-ranges`.
     private func runRanged(
-        destination: URL, reporter: DownloadReporter, client: HTTPClient, headers: HTTPHeaders
+        destination: URL, reporter: DownloadReporter, client: HTTPClient, headers: HTTPHeaders,
+        task foreground: DownloadForegroundTask
     ) async throws {
         let url = url
         let options = RangedFileOptions(connections: connections ?? 1, maximumConsecutiveFailures: retries + 1)
@@ -188,6 +251,7 @@ struct DownloadCommand: ParsableCommand {
         do {
             let result = try await task.value
             await client.shutdown()
+            await foreground.finish(.succeeded(bytes: result.byteCount))
             reporter.completed(
                 HTTPFileDownloadResult(
                     destination: destination, finalURL: url, byteCount: result.byteCount,
@@ -197,16 +261,20 @@ struct DownloadCommand: ParsableCommand {
         } catch {
             await client.shutdown()
             if monitor.wasInterrupted || error is CancellationError {
+                await foreground.finish(.stopped)
                 reporter.interrupted(HTTPClientError(.cancelled, url: url, detail: "interrupted"))
                 throw ExitCode.interrupted
             }
-            reporter.failed(HTTPClientError(.transportFailure, url: url, detail: "\(error)"))
+            let failure = HTTPClientError(.transportFailure, url: url, detail: "\(error)")
+            await foreground.finish(.failed(failure.description))
+            reporter.failed(failure)
             throw ExitCode.failure
         }
     }
 
     private func runHLS(
-        _ context: CommandContext, client: HTTPClient, headers: HTTPHeaders, retry: HTTPClientRetryPolicy
+        _ context: CommandContext, client: HTTPClient, headers: HTTPHeaders, retry: HTTPClientRetryPolicy,
+        queue: DownloadManager
     ) async throws {
         let selection = HLSSelection(
             variant: VariantPreference(variant) ?? .best, audio: RenditionPreference(audio) ?? .automatic,
@@ -227,7 +295,15 @@ struct DownloadCommand: ParsableCommand {
             liveDuration: liveDuration.map { .milliseconds(Int64(($0 * 1000).rounded())) },
             maximumSegments: maxSegments, retry: retry)
         let job = HLSDownloadJob(source: url, selection: selection, options: options, packageDirectory: directory)
-        try await HLSDownloadRun(context: context, json: json, inLibrary: inLibrary).run(job, client: client)
+        // In the library the task's folder is the package id's (the manager's own place for it);
+        // -o DIR is a place of the user's.
+        let task = try await begin(
+            DownloadRequest(
+                url: url, kind: .hls, selection: selection, decrypt: decrypt, connections: connections ?? 8,
+                headers: headers, location: inLibrary ? nil : directory.standardizedFileURL.path),
+            queue: queue, client: client, context: context)
+        try await HLSDownloadRun(context: context, json: json, inLibrary: inLibrary).run(
+            job, client: client, task: task)
     }
 
     /// `Name: value` → (name, value); `nil` when there is no colon or the name is not a token.
@@ -300,18 +376,22 @@ private final class DownloadReporter: Sendable {
     private let url: String
     private let destination: URL
     private let interactive: Bool
+    private let task: DownloadForegroundTask
     private let lastLine = Mutex<ContinuousClock.Instant?>(nil)
 
-    init(context: CommandContext, json: Bool, url: String, destination: URL) {
+    init(context: CommandContext, json: Bool, url: String, destination: URL, task: DownloadForegroundTask) {
         self.context = context
         self.json = json
         self.url = url
         self.destination = destination
+        self.task = task
         interactive = context.errorOutput.isTerminal
         if !json { context.writeError("Downloading \(url)\n  to \(destination.path)\n") }
     }
 
     func progress(_ progress: HTTPClientProgress) {
+        task.progress(
+            done: progress.bytesReceived, expected: progress.expectedLength, bytesPerSecond: progress.bytesPerSecond)
         if json {
             emit(ProgressEvent(progress))
             return

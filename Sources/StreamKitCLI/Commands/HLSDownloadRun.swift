@@ -11,7 +11,8 @@ struct HLSDownloadRun {
     /// Whether the package is in the library (then the result names its `streamkit serve` URL).
     let inLibrary: Bool
 
-    func run(_ job: HLSDownloadJob, client: HTTPClient) async throws {
+    /// Runs `job` as the queue's foreground `task`, which gets its progress and its end.
+    func run(_ job: HLSDownloadJob, client: HTTPClient, task: DownloadForegroundTask) async throws {
         let reporter = HLSDownloadReporter(context: context, json: json, job: job, inLibrary: inLibrary)
         let download = HLSDownloader(client: client).start(job)
         // A live recording is finished by the first Ctrl-C and cancelled by a second; VOD stops at once.
@@ -25,22 +26,32 @@ struct HLSDownloadRun {
         }
         let started = ContinuousClock.now
         let events = Task {
-            for await event in download.events { reporter.report(event) }
+            for await event in download.events {
+                if case .progress(let progress) = event {
+                    task.progress(
+                        done: progress.bytesDone, expected: progress.estimatedTotalBytes,
+                        fraction: progress.fractionCompleted, bytesPerSecond: progress.bytesPerSecond)
+                }
+                reporter.report(event)
+            }
         }
         defer { monitor.stop() }
         do {
             let result = try await download.result()
             await events.value
             await client.shutdown()
+            await task.finish(.succeeded(bytes: result.bytes))
             reporter.completed(result, elapsed: started.duration(to: .now))
             if result.status == .completeWithGaps { throw ExitCode.finishedWithGaps }
         } catch let error as HLSDownloadError {
             await events.value
             await client.shutdown()
             if error.kind == .cancelled {
+                await task.finish(.stopped)
                 reporter.interrupted()
                 throw ExitCode.interrupted
             }
+            await task.finish(.failed(error.description))
             reporter.failed(error)
             throw ExitCode.failure
         }
