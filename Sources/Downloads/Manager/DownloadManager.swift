@@ -75,7 +75,9 @@ public actor DownloadManager {
     private var callbacks = DownloadCallbacks()
     private var taskCallbacks: [String: DownloadTaskCallbacks] = [:]
     private var lastPersist: [String: ContinuousClock.Instant] = [:]
-    private var client: HTTPClient
+    /// Made when the first task runs (a manager that only lists or records tasks, such as the one
+    /// behind `streamkit download`, never needs one).
+    private var client: HTTPClient?
     private var ranSinceIdle = false
     private var closed = false
 
@@ -121,13 +123,20 @@ public actor DownloadManager {
         }
         bandwidthLimit = try index.setting("bandwidthLimit").flatMap { Int64($0) }
         autoStart = try index.setting("autoStart") == "1"
+        try recover()
+        schedule()
+    }
+
+    /// The client tasks run with, made (with the current bandwidth limit) when first needed.
+    private func activeClient() throws(DownloadManagerError) -> HTTPClient {
+        if let client { return client }
         do {
-            client = try Self.makeClient(configuration, limit: bandwidthLimit)
+            let made = try Self.makeClient(configuration, limit: bandwidthLimit)
+            client = made
+            return made
         } catch {
             throw DownloadManagerError(.transfer, "cannot start the HTTP client: \(error)")
         }
-        try recover()
-        schedule()
     }
 
     private static func makeClient(_ configuration: DownloadManagerConfiguration, limit: Int64?) throws -> HTTPClient {
@@ -171,7 +180,7 @@ public actor DownloadManager {
         for runner in running.values { await runner.value }
         for subscriber in subscribers.values { subscriber.continuation.finish() }
         subscribers = [:]
-        await client.shutdown()
+        await client?.shutdown()
         // Fold the WAL into the database now, off the cooperative pool: the checkpoint fsyncs,
         // which takes seconds on a busy disk, and SQLite would otherwise do it when the last
         // connection closes, on whatever thread drops the manager.
@@ -307,11 +316,9 @@ public actor DownloadManager {
         }
         bandwidthLimit = bytesPerSecond
         try index.setSetting("bandwidthLimit", bytesPerSecond.map(String.init))
-        do {
-            client = try Self.makeClient(configuration, limit: bytesPerSecond)
-        } catch {
-            throw DownloadManagerError(.transfer, "cannot start the HTTP client: \(error)")
-        }
+        // The next task to run makes a client with the new limit.
+        let previous = client
+        client = nil
         let running = allTasks().filter { $0.state == .running }
         for info in running {
             try move(info.id, to: .ready)
@@ -319,6 +326,7 @@ public actor DownloadManager {
         }
         for info in running { await runners[info.id]?.value }
         schedule()
+        await previous?.shutdown()
     }
 
     // MARK: Tasks
@@ -500,6 +508,14 @@ public actor DownloadManager {
         guard configuration.runsTasks, !closed else { return }
         var slots = maximumConcurrentDownloads - runners.count
         for info in allTasks() where slots > 0 && info.state == .ready && runners[info.id] == nil {
+            let client: HTTPClient
+            do {
+                client = try activeClient()
+            } catch {
+                try? move(info.id, to: .running)
+                try? fail(info.id, error)
+                continue
+            }
             do {
                 try move(info.id, to: .running)
             } catch {
@@ -508,7 +524,6 @@ public actor DownloadManager {
             ranSinceIdle = true
             slots -= 1
             let snapshot = tasks[info.id] ?? info
-            let client = client
             runners[info.id] = Task { await self.execute(snapshot, client: client) }
         }
     }
