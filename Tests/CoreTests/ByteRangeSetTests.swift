@@ -85,7 +85,7 @@ import Testing
     /// Random inserts and removals agree with a byte-per-byte model, and the invariant holds.
     @Test(arguments: [1, 2, 3, 4, 5])
     func agreesWithABitmapModel(seed: UInt64) {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(seed: seed)
         var set = ByteRangeSet()
         var model = [Bool](repeating: false, count: 300)
         for _ in 0..<2_000 {
@@ -113,18 +113,5 @@ import Testing
             #expect(gapBytes == Int64(modelGaps))
         }
         #expect(set.byteCount == Int64(model.filter { $0 }.count))
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so randomized tests can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

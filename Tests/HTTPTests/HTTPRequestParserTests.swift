@@ -1,20 +1,6 @@
+import Core
 import HTTP
 import Testing
-
-/// A small deterministic generator (SplitMix64), so random splits are the same in every run.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
-}
 
 /// Feeds the same bytes in different pieces and collects what the parser reads: the verifier
 /// STYLE.md asks for (one byte at a time, all at once, random splits).
@@ -69,7 +55,7 @@ enum ParserDrip {
         let whole = parse(bytes, pieces: [], limits: limits)
         let single = parse(bytes, pieces: [1], limits: limits)
         #expect(single == whole, "one byte at a time differs", sourceLocation: sourceLocation)
-        var generator = SeededGenerator(seed: UInt64(bytes.count) &* 7919)
+        var generator = SplitMix64(seed: UInt64(bytes.count) &* 7919)
         for _ in 0..<randomRuns {
             let pieces = (0..<16).map { _ in Int.random(in: 1...max(1, bytes.count / 3), using: &generator) }
             let split = parse(bytes, pieces: pieces, limits: limits)

@@ -67,7 +67,7 @@ import Testing
         let mismatches = try await withThrowingTaskGroup(of: [ByteRange].self) { group in
             for reader in 0..<16 {
                 group.addTask {
-                    var generator = SeededGenerator(seed: UInt64(reader + 1))
+                    var generator = SplitMix64(seed: UInt64(reader + 1))
                     var mismatches: [ByteRange] = []
                     for _ in 0..<24 {
                         let length = Int64.random(in: 1...Int64(2 * mib), using: &generator)
@@ -302,18 +302,5 @@ import Testing
         await cache.shutdown()
         let reopened = try makeCache(directory: directory)
         await reopened.shutdown()
-    }
-}
-
-/// A deterministic generator (SplitMix64), so a failing run can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -3,19 +3,6 @@ import RTMP
 import TestSupport
 import Testing
 
-/// A deterministic generator (SplitMix64) so that random tests repeat exactly.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
-}
-
 @Suite(.background) struct ChunkEncoderTests {
     /// The header format of each first chunk, read back from the bytes.
     private func formats(_ messages: [RTMPMessage], type3: Bool = false) -> [UInt8] {
@@ -58,7 +45,7 @@ struct SeededGenerator: RandomNumberGenerator {
     /// with and without type-3 headers for new messages.
     @Test(arguments: [false, true])
     func randomMessagesRoundTrip(type3: Bool) throws {
-        var random = SeededGenerator(seed: type3 ? 7 : 3)
+        var random = SplitMix64(seed: type3 ? 7 : 3)
         for _ in 0..<20 {
             let chunkSize = [1, 7, 128, 4_096, 65_536].randomElement(using: &random)!
             var encoder = ChunkEncoder()

@@ -54,7 +54,7 @@ struct ScriptedServer {
     ) throws
         -> RTMPClientStateMachine
     {
-        var random = SeededGenerator(seed: 5)
+        var random = SplitMix64(seed: 5)
         return RTMPClientStateMachine(url: try RTMPURL(url), role: role, uptime: 0, random: &random)
     }
 

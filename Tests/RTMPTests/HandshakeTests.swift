@@ -20,7 +20,7 @@ import Testing
     }
 
     private func start(_ mode: RTMPHandshake.Mode, seed: UInt64 = 1) -> (RTMPHandshake, [UInt8]) {
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         var handshake = RTMPHandshake(mode: mode, uptime: 0x0102_0304, random: &random)
         guard case .send(let bytes) = handshake.start() else { fatalError("the handshake starts by sending") }
         return (handshake, bytes)
@@ -70,7 +70,7 @@ import Testing
         let c1Offset = Self.offset(c1, base: 8)
         #expect(Self.digest(c1, at: c1Offset, key: Self.playerKey.prefix(30))[...] == c1[c1Offset..<(c1Offset + 32)])
 
-        var random = SeededGenerator(seed: 99)
+        var random = SplitMix64(seed: 99)
         var s1 = (0..<1_536).map { _ in UInt8.random(in: 0...255, using: &random) }
         s1[4..<8] = [4, 5, 0, 1]
         let s1Offset = Self.offset(s1, base: serverBase)

@@ -6,6 +6,8 @@ import MediaCache
 /// remembered applies, else 1 GiB.
 enum CacheAccess {
     static let defaultLimit: Int64 = 1 << 30
+    /// The help of `--cache-limit` where a command opens the cache.
+    static let limitHelp = "The cache's byte cap, remembered for later commands (default: 1G)."
 
     /// The cap to use, remembering `option` when given.
     static func limit(directory: String, option: ByteSize?) -> Int64 {

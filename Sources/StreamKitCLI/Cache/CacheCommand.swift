@@ -39,10 +39,7 @@ public struct CacheListCommand: ParsableCommand {
             .init("As JSON lines", "streamkit cache list --json"),
         ])
 
-    @Option(
-        valueName: "dir",
-        help: "StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).")
-    var home: String?
+    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
     @Flag(help: "Print one JSON object per entry, then a summary object.")
     var json = false
 
@@ -125,10 +122,7 @@ public struct CacheRemoveCommand: ParsableCommand {
 
     @Argument(valueName: "url", help: "The URL whose cached bytes to remove.")
     var url: String
-    @Option(
-        valueName: "dir",
-        help: "StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).")
-    var home: String?
+    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
 
     public init() {}
 
@@ -152,10 +146,7 @@ public struct CacheClearCommand: ParsableCommand {
         abstract: "Remove every entry from the cache, pinned ones included.",
         examples: [.init("Empty the cache", "streamkit cache clear")])
 
-    @Option(
-        valueName: "dir",
-        help: "StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).")
-    var home: String?
+    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
 
     public init() {}
 
@@ -195,14 +186,8 @@ public struct CachePreloadCommand: ParsableCommand {
     var bytes: ByteSize?
     @Option(valueName: "seconds", help: "How much of an HLS stream to cache (default: 10).")
     var seconds: Double?
-    @Option(
-        valueName: "dir",
-        help: "StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).")
-    var home: String?
-    @Option(
-        name: "cache-limit", valueName: "size",
-        help: "The cache's byte cap, remembered for later commands (default: 1G).")
-    var cacheLimit: ByteSize?
+    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
+    @Option(name: "cache-limit", valueName: "size", help: CacheAccess.limitHelp) var cacheLimit: ByteSize?
 
     public init() {}
 

@@ -76,10 +76,7 @@ struct DownloadCommand: ParsableCommand {
     var liveDuration: Double?
     @Option(valueName: "count", help: "HLS: refuse media playlists listing more segments than this.")
     var maxSegments = 100_000
-    @Option(
-        valueName: "dir",
-        help: "StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).")
-    var home: String?
+    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
     @Option(valueName: "count", help: "Failed attempts in a row to retry (each from the byte reached).") var retries = 4
     @Flag(help: "Print progress and the result as JSON lines on standard output.") var json = false
 

@@ -25,10 +25,7 @@ struct ExportCommand: ParsableCommand {
     @Argument(valueName: "package", help: "The package id in the library, or the package folder.")
     var package: String
     @Argument(valueName: "output", help: "The file to write: .ts or .mp4.") var output: String
-    @Option(
-        valueName: "dir",
-        help: "StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).")
-    var home: String?
+    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
     @Flag(help: "Print progress and the result as JSON lines on standard output.") var json = false
 
     init() {}

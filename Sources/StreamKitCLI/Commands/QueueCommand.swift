@@ -76,9 +76,6 @@ enum QueueAccess {
         encoder.dateEncodingStrategy = .iso8601
         return ((try? encoder.encode(task)).map { String(decoding: $0, as: UTF8.self) } ?? "{}") + "\n"
     }
-
-    static let homeHelp =
-        "StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit)."
 }
 
 /// `streamkit queue add URL [--title T] [download options]`.
@@ -116,7 +113,7 @@ struct QueueAddCommand: ParsableCommand {
     @Option(name: "header", short: "H", valueName: "header", help: "An extra request header, 'Name: value'.")
     var headers: [String] = []
     @Flag(help: "Start the task at once (queue it ready).") var start = false
-    @Option(valueName: "dir", help: QueueAccess.homeHelp) var home: String?
+    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
     @Flag(help: "Print the task as a JSON line.") var json = false
 
     init() {}
@@ -173,7 +170,7 @@ struct QueueListCommand: ParsableCommand {
         abstract: "List every task: id, state, progress, bytes, speed, title, error.",
         examples: [.init("Every task as JSON lines", "streamkit queue list --json")])
 
-    @Option(valueName: "dir", help: QueueAccess.homeHelp) var home: String?
+    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
     @Flag(help: "Print one JSON object per task.") var json = false
 
     init() {}
@@ -232,7 +229,7 @@ struct QueueStartCommand: ParsableCommand {
 
     @Argument(valueName: "id", help: "The task id.") var id: String?
     @Flag(help: "Every stopped or failed task.") var all = false
-    @Option(valueName: "dir", help: QueueAccess.homeHelp) var home: String?
+    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
     @Flag(help: "Print the tasks as JSON lines.") var json = false
 
     init() {}
@@ -257,7 +254,7 @@ struct QueueStopCommand: ParsableCommand {
 
     @Argument(valueName: "id", help: "The task id.") var id: String?
     @Flag(help: "Every ready or running task.") var all = false
-    @Option(valueName: "dir", help: QueueAccess.homeHelp) var home: String?
+    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
     @Flag(help: "Print the tasks as JSON lines.") var json = false
 
     init() {}
@@ -281,7 +278,7 @@ struct QueueRetryCommand: ParsableCommand {
         examples: [.init("Retry a task", "streamkit queue retry 3f2a9c1b7d4e5f60")])
 
     @Argument(valueName: "id", help: "The task id.") var id: String
-    @Option(valueName: "dir", help: QueueAccess.homeHelp) var home: String?
+    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
     @Flag(help: "Print the task as a JSON line.") var json = false
 
     init() {}
@@ -305,7 +302,7 @@ struct QueueRemoveCommand: ParsableCommand {
 
     @Argument(valueName: "id", help: "The task id.") var id: String?
     @Flag(help: "Every task that has not succeeded.") var unfinished = false
-    @Option(valueName: "dir", help: QueueAccess.homeHelp) var home: String?
+    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
     @Flag(help: "Print the ids removed as JSON lines.") var json = false
 
     init() {}
@@ -345,7 +342,7 @@ struct QueueRunCommand: ParsableCommand {
     @Flag(help: "Exit once nothing is ready or running.") var exitWhenDone = false
     @Option(valueName: "rate", help: "At most this many bytes a second for all tasks, such as 500k or 2M.")
     var limitRate: TransferRate?
-    @Option(valueName: "dir", help: QueueAccess.homeHelp) var home: String?
+    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
     @Flag(help: "Print events as JSON lines on standard output.") var json = false
 
     init() {}

@@ -49,14 +49,8 @@ struct PlayCommand: ParsableCommand {
     @Option(
         valueName: "player", help: "mpv, ffplay, vlc, or none to print the local URL (default: the first installed).")
     var player: PlayerChoice?
-    @Option(
-        valueName: "dir",
-        help: "StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).")
-    var home: String?
-    @Option(
-        name: "cache-limit", valueName: "size",
-        help: "The cache's byte cap, remembered for later commands (default: 1G).")
-    var cacheLimit: ByteSize?
+    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
+    @Option(name: "cache-limit", valueName: "size", help: CacheAccess.limitHelp) var cacheLimit: ByteSize?
     @Option(help: "The port to listen on; 0 picks a free one.") var port = 0
 
     init() {}

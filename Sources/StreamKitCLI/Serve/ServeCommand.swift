@@ -30,10 +30,7 @@ struct ServeCommand: ParsableCommand {
 
     @Option(valueName: "dir", help: "The library to serve (default: $STREAMKIT_HOME/library).")
     var root: String?
-    @Option(
-        valueName: "dir",
-        help: "StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).")
-    var home: String?
+    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
     @Option(valueName: "address", help: "The address to listen on; not loopback: reachable from the network.")
     var host = "127.0.0.1"
     @Option(help: "The port to listen on; 0 picks a free one.") var port = 12345
