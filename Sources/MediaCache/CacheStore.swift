@@ -35,6 +35,15 @@ final class CacheStore: Sendable {
 
         var isPinned: Bool { !record.pins.isEmpty }
         var usage: Int64 { written.byteCount + reserved }
+
+        /// A new entry with nothing cached and nothing known of the representation yet.
+        static func empty(key: String, url: String, now: Double) -> Entry {
+            Entry(
+                record: CacheRecord(
+                    key: key, hash: CacheFileNaming.hash(ofKey: key), url: url, fileName: nil, metadata: nil,
+                    spans: ByteRangeSet(), lastAccess: now, created: now, pins: []),
+                written: ByteRangeSet())
+        }
     }
 
     private struct State {
@@ -183,13 +192,7 @@ final class CacheStore: Sendable {
     func record(key: String, url: String, metadata: MediaCacheMetadata, now: Double) throws -> String {
         let result: Result<(String, [MediaCacheEvent]), MediaCacheError> = locked { state in
             var events: [MediaCacheEvent] = []
-            var entry =
-                state.entries[key]
-                ?? Entry(
-                    record: CacheRecord(
-                        key: key, hash: CacheFileNaming.hash(ofKey: key), url: url, fileName: nil, metadata: nil,
-                        spans: ByteRangeSet(), lastAccess: now, created: now, pins: []),
-                    written: ByteRangeSet())
+            var entry = state.entries[key] ?? .empty(key: key, url: url, now: now)
             let previous = entry.record.metadata
             let changed = previous.map { !Self.sameRepresentation($0, metadata) } ?? false
             if changed && !entry.written.isEmpty {
@@ -419,13 +422,7 @@ final class CacheStore: Sendable {
     /// Pins `key` for `owner`, creating an empty entry when nothing of it is cached yet.
     func pin(key: String, url: String, owner: String, now: Double) throws {
         try state.withLock { state throws(MediaCacheError) in
-            var entry =
-                state.entries[key]
-                ?? Entry(
-                    record: CacheRecord(
-                        key: key, hash: CacheFileNaming.hash(ofKey: key), url: url, fileName: nil, metadata: nil,
-                        spans: ByteRangeSet(), lastAccess: now, created: now, pins: []),
-                    written: ByteRangeSet())
+            var entry = state.entries[key] ?? .empty(key: key, url: url, now: now)
             let wasPinned = entry.isPinned
             entry.record.pins.insert(owner)
             do {

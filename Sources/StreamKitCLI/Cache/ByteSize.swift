@@ -20,21 +20,8 @@ public struct ByteSize: Hashable, Sendable, ExpressibleByArgument, CustomStringC
         {
             text = text.dropLast()
         }
-        var multiplier: Double = 1
-        switch text.last {
-        case "k", "K": multiplier = 1024
-        case "m", "M": multiplier = 1024 * 1024
-        case "g", "G": multiplier = 1024 * 1024 * 1024
-        case "t", "T": multiplier = 1024 * 1024 * 1024 * 1024
-        default: break
-        }
-        if multiplier != 1 { text = text.dropLast() }
-        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let number = Double(text),
-            number.isFinite
-        else { return nil }
-        let bytes = (number * multiplier).rounded()
-        guard bytes >= 1, bytes < 9e18 else { return nil }
-        self.init(bytes: Int64(bytes))
+        guard let bytes = BinaryMultiple.parse(text, units: "kmgt", below: 9e18) else { return nil }
+        self.init(bytes: bytes)
     }
 
     public static var valueDescription: String { "a size such as 500M or 2G" }

@@ -12,30 +12,34 @@ public struct TransferRate: Hashable, Sendable, ExpressibleByArgument, CustomStr
 
     /// Parses `500k`, `2M`, `1.5m`, `100000`, `1G`; `nil` for anything else or a rate under 1 B/s.
     public init?(argument: String) {
-        var text = Substring(argument)
-        var multiplier: Double = 1
-        switch text.last {
-        case "k", "K":
-            multiplier = 1024
-        case "m", "M":
-            multiplier = 1024 * 1024
-        case "g", "G":
-            multiplier = 1024 * 1024 * 1024
-        default:
-            break
-        }
-        if multiplier != 1 { text = text.dropLast() }
-        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
-            let number = Double(text), number.isFinite
-        else { return nil }
-        let bytes = (number * multiplier).rounded()
-        guard bytes >= 1, bytes < 1e15 else { return nil }
-        self.init(bytesPerSecond: Int64(bytes))
+        guard let bytes = BinaryMultiple.parse(Substring(argument), units: "kmg", below: 1e15) else { return nil }
+        self.init(bytesPerSecond: bytes)
     }
 
     public static var valueDescription: String { "a rate in bytes a second such as 500k or 2M" }
 
     public var description: String { ByteCountText.format(Double(bytesPerSecond)) + "/s" }
+}
+
+/// A decimal number with an optional unit letter for a power of 1024 (k, m, g, t in either case):
+/// the parsing shared by ``TransferRate`` and ``ByteSize``.
+enum BinaryMultiple {
+    /// `text` as a whole number of bytes: digits and at most one point, then one of `units`
+    /// (lower case); `nil` for anything else, under 1, or not below `limit`.
+    static func parse(_ text: Substring, units: String, below limit: Double) -> Int64? {
+        var text = text
+        var multiplier: Double = 1
+        if let last = text.last, let index = units.firstIndex(of: Character(last.lowercased())) {
+            for _ in 0...units.distance(from: units.startIndex, to: index) { multiplier *= 1024 }
+            text = text.dropLast()
+        }
+        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+            let number = Double(text), number.isFinite
+        else { return nil }
+        let bytes = (number * multiplier).rounded()
+        guard bytes >= 1, bytes < limit else { return nil }
+        return Int64(bytes)
+    }
 }
 
 /// Byte counts for people: `512 B`, `1.5 KB`, `23.4 MB`, `1.02 GB` (powers of 1024).
