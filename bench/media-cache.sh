@@ -19,6 +19,7 @@
 #    directly and then through the proxy cold (alternating), and through the proxy warm. Target:
 #    median added TTFB (proxy cold - direct) under 5 ms.
 #
+# Each whole-file read starts after a `sync`, so that no earlier read's writeback runs during it.
 # Every curl is measured by bench/measure.py (GNU time: wall, CPU, peak RSS) and reports its own
 # throughput and time to first byte (-w). The server's CPU time for each run is read from
 # /proc/PID/stat before and after. The origin's access log counts the requests the proxy made.
@@ -135,24 +136,35 @@ PY
 }
 
 copy() { ln "$work/www/big.bin" "$work/www/$1"; }
+# Each whole-file read starts with no dirty pages pending (`sync`): a cold read leaves 1 GiB for
+# the kernel to write back, and with several of them queued (past vm.dirty_background_ratio) the
+# writeback takes CPU and disk from whichever read comes next. A read pays for its own writes.
+settle() { sync; }
 
 echo "1. origin at 50 MB/s" >&2
 copy slow.bin
+settle
 read_url slow-direct "http://127.0.0.1:$slow_port/slow.bin"
+settle
 read_url slow-cold "$(proxied "http://127.0.0.1:$slow_port/slow.bin")"
 
 echo "2. unthrottled origin, $rounds rounds" >&2
 for round in $(seq 1 "$rounds"); do
     copy "fast$round.bin"
     origin="http://127.0.0.1:$fast_port/fast$round.bin"
+    settle
     read_url fast-direct "$origin"
+    settle
     read_url fast-cold "$(proxied "$origin")"
+    settle
     read_url fast-warm "$(proxied "$origin")"
+    settle
     read_url fast-nginx "$origin"
 done
 
 echo "3. time to first byte" >&2
 copy ttfb.bin
+settle
 origin="http://127.0.0.1:$fast_port/ttfb.bin"
 for index in $(seq 0 39); do
     first=$((index * (16 << 20) + 4096))
