@@ -112,7 +112,7 @@ extension HLSDownloadEngine {
     {
         let request = HTTPClientRequest(url: file.url, headers: options.headers)
         let download = client.download(
-            request, to: URL(fileURLWithPath: destination),
+            request, to: URL(fileURLWithPath: destination, isDirectory: false),
             options: HTTPFileDownloadOptions(retry: options.retry, progressInterval: .milliseconds(200)))
         let watcher = Task {
             for await progress in download.progress {

@@ -69,14 +69,15 @@ public struct HTTPFileDownloadResult: Hashable, Sendable {
 public enum HTTPFileDownloadPaths {
     /// `<destination>.streamkit-partial`: the bytes received so far, from offset 0 without gaps.
     public static func partial(for destination: URL) -> URL {
+        // `isDirectory: false`: without it Foundation asks the file system (a stat per call).
         destination.deletingLastPathComponent().appendingPathComponent(
-            destination.lastPathComponent + ".streamkit-partial")
+            destination.lastPathComponent + ".streamkit-partial", isDirectory: false)
     }
 
     /// `<destination>.streamkit-resume`: the URL and validator the partial bytes belong to (JSON).
     public static func resumeRecord(for destination: URL) -> URL {
         destination.deletingLastPathComponent().appendingPathComponent(
-            destination.lastPathComponent + ".streamkit-resume")
+            destination.lastPathComponent + ".streamkit-resume", isDirectory: false)
     }
 }
 
@@ -169,20 +170,30 @@ private struct FileDownloadRunner {
     let options: HTTPFileDownloadOptions
     let progress: AsyncStream<HTTPClientProgress>.Continuation
 
-    private var partialPath: URL { HTTPFileDownloadPaths.partial(for: destination) }
-    private var recordPath: URL { HTTPFileDownloadPaths.resumeRecord(for: destination) }
+    private let partialPath: URL
+    private let recordPath: URL
+
+    init(
+        client: HTTPClient, request: HTTPClientRequest, destination: URL, options: HTTPFileDownloadOptions,
+        progress: AsyncStream<HTTPClientProgress>.Continuation
+    ) {
+        self.client = client
+        self.request = request
+        self.destination = destination
+        self.options = options
+        self.progress = progress
+        partialPath = HTTPFileDownloadPaths.partial(for: destination)
+        recordPath = HTTPFileDownloadPaths.resumeRecord(for: destination)
+    }
 
     func run() async throws -> HTTPFileDownloadResult {
         do {
             return try await download()
         } catch let error as HTTPClientError {
             // Keep partial data for a resume; drop an empty partial file and its record.
-            if error.kind != .cancelled, error.byteOffset ?? 0 == 0,
-                let size = try? FileManager.default.attributesOfItem(atPath: partialPath.path)[.size] as? NSNumber,
-                size.int64Value == 0
-            {
-                try? FileManager.default.removeItem(at: partialPath)
-                try? FileManager.default.removeItem(at: recordPath)
+            if error.kind != .cancelled, error.byteOffset ?? 0 == 0, Self.fileSize(partialPath.path) == 0 {
+                unlink(partialPath.path)
+                unlink(recordPath.path)
             }
             throw error
         }
@@ -279,7 +290,7 @@ private struct FileDownloadRunner {
             let failure = SystemError.current("rename", subject: destination.path)
             throw HTTPClientError(.fileWriteFailed, url: request.url, detail: "\(failure)")
         }
-        try? FileManager.default.removeItem(at: recordPath)
+        unlink(recordPath.path)
         return HTTPFileDownloadResult(
             destination: destination, finalURL: finalURL, byteCount: machine.offset, resumedFrom: machine.resumedFrom,
             bytesTransferred: transferred, restartedFromZero: machine.restartedFromZero, attempts: machine.attempts,
@@ -288,18 +299,26 @@ private struct FileDownloadRunner {
 
     /// The partial data an earlier run left, if its record matches this URL.
     private func resumePoint() -> FileDownloadStateMachine.ResumePoint? {
+        // Most downloads start fresh: one `access` instead of a failed read and removal.
+        guard access(recordPath.path, F_OK) == 0 else { return nil }
         guard options.resumesPartialData,
             let data = try? Data(contentsOf: recordPath),
             let record = try? JSONDecoder().decode(ResumeRecord.self, from: data),
             record.url == request.url,
-            let attributes = try? FileManager.default.attributesOfItem(atPath: partialPath.path),
-            let size = (attributes[.size] as? NSNumber)?.int64Value
+            let size = Self.fileSize(partialPath.path)
         else {
-            try? FileManager.default.removeItem(at: recordPath)
+            unlink(recordPath.path)
             return nil
         }
         if let length = record.completeLength, size > length { return nil }
         return .init(offset: size, validator: record.validator, completeLength: record.completeLength)
+    }
+
+    /// The size of the regular file at `path`, or `nil` when there is none.
+    private static func fileSize(_ path: String) -> Int64? {
+        var status = stat()
+        guard stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(status.st_size)
     }
 
     private func save(_ record: ResumeRecord) throws {
