@@ -39,10 +39,13 @@ extension MediaCache {
         let key = configuration.keyFunction.key(for: url)
         let request = HTTPClientRequest(url: url, headers: configuration.requestHeaders)
         var failure: MediaCacheError
+        // With a copy to fall back on, one attempt: a player offline waits for no retry delay on
+        // every reload (a stale live playlist is reloaded again soon anyway).
+        let attempts = hasWholeCopy(key: key) ? 1 : 2
         do {
             let (head, body) = try await client.data(
                 for: request, limit: limit,
-                retry: HTTPClientRetryPolicy(maximumAttempts: 2, initialDelay: .milliseconds(100)))
+                retry: HTTPClientRetryPolicy(maximumAttempts: attempts, initialDelay: .milliseconds(100)))
             if head.status.isSuccess {
                 // Stored as decoded; its validators describe the encoded form, so none are kept.
                 let metadata = MediaCacheMetadata(
@@ -142,6 +145,12 @@ extension MediaCache {
     }
 
     /// The whole cached copy of `key`, when every byte of it is on disk.
+    /// Whether every byte of `key` is cached.
+    func hasWholeCopy(key: String) -> Bool {
+        guard let snapshot = store.snapshot(forKey: key), let metadata = snapshot.metadata else { return false }
+        return snapshot.written.contains(ByteRange(0, metadata.length))
+    }
+
     func cachedWhole(key: String) -> (bytes: [UInt8], url: String)? {
         guard let snapshot = store.snapshot(forKey: key), let metadata = snapshot.metadata, let path = snapshot.path,
             snapshot.written.contains(ByteRange(0, metadata.length)),
