@@ -194,28 +194,16 @@ struct QueueListCommand: ParsableCommand {
         context.write("ID                STATE      DONE     BYTES                 SPEED       TITLE\n")
         for task in tasks {
             let percent = String(format: "%5.1f%%", task.progress * 100)
-            let bytes = ByteFormat.short(task.bytesDone) + " / " + (task.bytesExpected.map(ByteFormat.short) ?? "?")
-            let speed = task.state == .running ? ByteFormat.short(Int64(task.bytesPerSecond)) + "/s" : "-"
+            let bytes =
+                ByteCountText.format(Double(task.bytesDone)) + " / "
+                + (task.bytesExpected.map { ByteCountText.format(Double($0)) } ?? "?")
+            let speed = task.state == .running ? ByteCountText.format(task.bytesPerSecond) + "/s" : "-"
             var line = task.id + "  " + task.state.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0) + "  "
             line += percent + "  " + bytes.padding(toLength: 20, withPad: " ", startingAt: 0) + "  "
             line += speed.padding(toLength: 10, withPad: " ", startingAt: 0) + "  " + task.title + "\n"
             if let error = task.lastError { line += "    error: \(error)\n" }
             context.write(line)
         }
-    }
-}
-
-/// Byte counts in short units.
-enum ByteFormat {
-    static func short(_ bytes: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var value = Double(bytes)
-        var unit = 0
-        while value >= 1024, unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
     }
 }
 
