@@ -53,12 +53,14 @@ enum RealPeers {
             logName: "ffmpeg-publish")
     }
 
-    /// ffmpeg recording `url` to `file`; it ends 3 s after the stream stops sending.
+    /// ffmpeg recording `url` to `file`; it ends when the stream is unpublished, or 10 s after it
+    /// stops sending. (With 3 s it gave up with an I/O error, leaving an empty file, when a loaded
+    /// machine took longer than that to start the publisher, as rtmpdump did.)
     static func ffmpegRecorder(_ url: String, to file: URL) throws -> ChildProcess {
         try ChildProcess(
             executable: try Tool.ffmpeg.requirePath(),
             arguments: [
-                "-nostdin", "-loglevel", "error", "-rw_timeout", "3000000", "-i", url, "-c", "copy", "-f", "flv", "-y",
+                "-nostdin", "-loglevel", "error", "-rw_timeout", "10000000", "-i", url, "-c", "copy", "-f", "flv", "-y",
                 file.path,
             ],
             logName: "ffmpeg-record")
