@@ -112,10 +112,15 @@ struct TestServer {
             server: try HTTPServer.start(configuration: configuration, router: router), probe: probe, files: files)
     }
 
-    /// The bytes of chunk `index` of `/stream`: 64 KiB, recognisable by index.
+    /// The bytes of chunk `index` of `/stream`: 64 KiB, recognisable by index (byte `i` is
+    /// `i + 7 * index` modulo 256). Cut from one pattern made once: a debug build making 64 KiB
+    /// byte by byte for every chunk of a stream held a thread of the cooperative pool for seconds.
     static func chunk(_ index: Int) -> [UInt8] {
-        (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &+ index &* 7) }
+        let offset = (index &* 7) & 255
+        return Array(chunkPattern[offset..<(offset + 65_536)])
     }
+
+    private static let chunkPattern: [UInt8] = (0..<(65_536 + 256)).map { UInt8(truncatingIfNeeded: $0) }
 
     func stop() async { await server.shutdown(gracePeriod: .seconds(2)) }
 

@@ -110,7 +110,11 @@ import Darwin
         try FileManager.default.createDirectory(at: item, withIntermediateDirectories: true)
         try "#EXTM3U\n".write(to: item.appendingPathComponent("index.m3u8"), atomically: true, encoding: .utf8)
         let size = 4 << 20
-        try Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(
+        // A period of 256 bytes, repeated (byte by byte, 4 MiB would hold a pool thread in a debug build).
+        let period = (0..<256).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        var content = Data(capacity: size)
+        for _ in 0..<(size / 256) { content.append(contentsOf: period) }
+        try content.write(
             to: item.appendingPathComponent("big.ts"))
 
         let server = try await ServeProcess.start(arguments: ["--root", root.path, "--port", "0"])
