@@ -64,9 +64,11 @@ import Glibc
         #expect(sleeper.isRunning)
         sleeper.signal(SIGKILL)
         #expect(try await sleeper.wait() == 128 + SIGKILL)
-        await #expect(throws: TestSupportError.self) {
-            try await ChildProcess(executable: "/bin/sleep", arguments: ["5"]).wait(timeout: .milliseconds(50))
-        }
+        // 30 s: the 50 ms wait must time out even when this process's threads are held for seconds
+        // (with 5 s, a stall that long let the sleep finish first, and the wait returned 0).
+        let long = try ChildProcess(executable: "/bin/sleep", arguments: ["30"])
+        await #expect(throws: TestSupportError.self) { try await long.wait(timeout: .milliseconds(50)) }
+        await long.stop()
         #expect(throws: TestSupportError.self) { try ChildProcess(executable: "/nonexistent", arguments: []) }
     }
 
