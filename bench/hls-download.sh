@@ -36,17 +36,7 @@ trap cleanup EXIT
 ytdlp=$(command -v yt-dlp || echo "$HOME/.local/bin/yt-dlp")
 [ -x "$ytdlp" ] || { echo "yt-dlp is missing: pip install --user yt-dlp" >&2; exit 1; }
 
-# STREAMKIT_LINK=static (the default) links the Swift runtime into the executable, as a Linux
-# command-line tool is shipped (and as bench/rtmp.sh measures); dynamic uses the shared libraries.
-if [ "${STREAMKIT_LINK:-static}" = static ]; then
-    echo "building release (static Swift runtime) ..." >&2
-    swift build -c release --static-swift-stdlib --product streamkit --build-path .build/static >&2
-    bin=$(pwd)/.build/static/release
-else
-    echo "building release (shared Swift runtime) ..." >&2
-    swift build -c release --product streamkit >&2
-    bin=$(swift build -c release --show-bin-path)
-fi
+source bench/build-streamkit.sh  # sets $bin (STREAMKIT_LINK=dynamic for the shared Swift runtime)
 
 echo "encoding $distinct segments of about 2 MB ..." >&2
 ffmpeg -v error -f lavfi -i "testsrc2=size=1280x720:rate=25" -f lavfi -i "sine=frequency=440:sample_rate=48000" \

@@ -31,18 +31,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# STREAMKIT_LINK=static (the default) links the Swift runtime into the executable, as a Linux
-# command-line tool is shipped (as bench/hls-download.sh and bench/rtmp.sh measure); dynamic
-# uses the toolchain's shared libraries, whose pages count in the RSS (about 5 MB more).
-if [ "${STREAMKIT_LINK:-static}" = static ]; then
-    echo "building release (static Swift runtime) ..." >&2
-    swift build -c release --static-swift-stdlib --product streamkit --build-path .build/static >&2
-    bin=$(pwd)/.build/static/release
-else
-    echo "building release (shared Swift runtime) ..." >&2
-    swift build -c release --product streamkit >&2
-    bin=$(swift build -c release --show-bin-path)
-fi
+source bench/build-streamkit.sh  # sets $bin (STREAMKIT_LINK=dynamic for the shared Swift runtime)
 
 echo "making $size_mb MiB of random data ..." >&2
 openssl rand -out "$work/www/big.bin" $((size_mb << 20))

@@ -14,17 +14,8 @@ work=bench/work/rtmp
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 
-# STREAMKIT_LINK=static (the default) links the Swift runtime into the executable, as a Linux
-# command-line tool is shipped; STREAMKIT_LINK=dynamic uses the toolchain's shared libraries.
-if [ "${STREAMKIT_LINK:-static}" = static ]; then
-    echo "# building streamkit (release, static Swift runtime)" >&2
-    swift build -c release --static-swift-stdlib --product streamkit --build-path .build/static >&2
-    streamkit=$(pwd)/.build/static/release/streamkit
-else
-    echo "# building streamkit (release, shared Swift runtime)" >&2
-    swift build -c release --product streamkit >&2
-    streamkit=$(pwd)/.build/release/streamkit
-fi
+source bench/build-streamkit.sh  # sets $bin (STREAMKIT_LINK=dynamic for the shared Swift runtime)
+streamkit=$bin/streamkit
 
 # A 100 MB input: 20 s of 1280x720 test pattern at a constant 40 Mb/s (x264 CBR with filler
 # data, as a broadcast encoder sends), GOP of 2 s, AAC audio.

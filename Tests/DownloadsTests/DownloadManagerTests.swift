@@ -24,7 +24,7 @@ import Testing
         bytes: Int = 2 << 20, name: String = "movie.mp4", rate: Int? = nil, honourRange: Bool = true
     ) async throws -> Origin {
         let root = try TestRun.makeTemporaryDirectory("origin")
-        let data = try Support.makeFile(root, name, bytes: bytes)
+        let data = try writeRandomFile(root, name, bytes: bytes)
         let nginx = try await Nginx.static(root: root, limitRatePerConnection: rate, honourRange: honourRange)
         return Origin(nginx: nginx, data: data, url: nginx.url(name).absoluteString, root: root)
     }
@@ -169,8 +169,8 @@ import Testing
         }
 
         // Two more tasks with one slot: the second waits ready; stop it while queued.
-        let second = try Support.makeFile(origin.root, "b.mp4", bytes: 1 << 20, seed: 2)
-        _ = try Support.makeFile(origin.root, "c.mp4", bytes: 1 << 20, seed: 3)
+        let second = try writeRandomFile(origin.root, "b.mp4", bytes: 1 << 20)
+        _ = try writeRandomFile(origin.root, "c.mp4", bytes: 1 << 20)
         let b = try await manager.add(
             DownloadRequest(url: origin.nginx.url("b.mp4").absoluteString, kind: .file), autoStart: true)
         let c = try await manager.add(
@@ -202,7 +202,7 @@ import Testing
     /// keeps the finished ones.
     @Test func removeAndRemoveUnfinished() async throws {
         let origin = try await Self.origin(bytes: 1 << 20, rate: 128 << 10)
-        _ = try Support.makeFile(origin.root, "small.mp3", bytes: 10_000, seed: 4)
+        _ = try writeRandomFile(origin.root, "small.mp3", bytes: 10_000)
         let manager = try await Support.manager()
         try await manager.setMaximumConcurrentDownloads(2)
         let recorder = EventRecorder(await manager.events())
@@ -240,7 +240,7 @@ import Testing
     /// lowering it sends the latest running task back to ready.
     @Test func maximumConcurrentDownloads() async throws {
         let origin = try await Self.origin(bytes: 1 << 20, rate: 64 << 10)
-        _ = try Support.makeFile(origin.root, "two.mp4", bytes: 1 << 20, seed: 5)
+        _ = try writeRandomFile(origin.root, "two.mp4", bytes: 1 << 20)
         let manager = try await Support.manager()
         #expect(await manager.maximumConcurrentDownloads == 1)
         for bad in [0, 17] {
@@ -272,7 +272,7 @@ import Testing
     /// stay indexed. The bandwidth limit holds all tasks to it.
     @Test func downloadDirectoryAndBandwidthLimit() async throws {
         let origin = try await Self.origin(bytes: 600 << 10)
-        _ = try Support.makeFile(origin.root, "later.mp4", bytes: 600 << 10, seed: 6)
+        _ = try writeRandomFile(origin.root, "later.mp4", bytes: 600 << 10)
         let manager = try await Support.manager()
         #expect(await manager.downloadDirectory.path == manager.directory.appendingPathComponent("library").path)
         let recorder = EventRecorder(await manager.events())
@@ -303,7 +303,7 @@ import Testing
     /// progress and speed callbacks.
     @Test func remainingTransitionsAndCallbacks() async throws {
         let origin = try await Self.origin(bytes: 300_000, rate: 100_000)
-        _ = try Support.makeFile(origin.root, "two.mp4", bytes: 1000, seed: 21)
+        _ = try writeRandomFile(origin.root, "two.mp4", bytes: 1000)
         let manager = try await Support.manager()
         let recorder = EventRecorder(await manager.events())
         let failures = Mutex<[String]>([])
@@ -390,7 +390,7 @@ import Testing
         }
         try await manager.stop(info.id)
         try await Task.sleep(for: .milliseconds(1100))  // a new Last-Modified second
-        let changed = try Support.makeFile(origin.root, "movie.mp4", bytes: 2 << 20, seed: 99)
+        let changed = try writeRandomFile(origin.root, "movie.mp4", bytes: 2 << 20)
         try await manager.start(info.id)
         try await recorder.wait(for: info.id, .success)
         #expect(try Data(contentsOf: URL(fileURLWithPath: info.location)) == changed)
@@ -413,7 +413,7 @@ import Testing
         let failed = try #require(await manager.info(missing.id))
         #expect(failed.lastError?.contains("404") == true && failed.lastError?.contains("later.mp4") == true)
         #expect(recorder.milestones.contains("failed:transfer"))
-        _ = try Support.makeFile(origin.root, "later.mp4", bytes: 100_000, seed: 7)
+        _ = try writeRandomFile(origin.root, "later.mp4", bytes: 100_000)
         recorder.clear()
         try await manager.retry(missing.id)
         try await recorder.wait(for: missing.id, .success)
@@ -443,7 +443,7 @@ import Testing
     /// byte-identical file.
     @Test func diskFullFailsClearlyAndResumes() async throws {
         let origin = try await Self.origin(bytes: 2 << 20, rate: 128 << 10)
-        let other = try Support.makeFile(origin.root, "other.mp3", bytes: 300_000, seed: 8)
+        let other = try writeRandomFile(origin.root, "other.mp3", bytes: 300_000)
         let faults = WriteFaultInjector()
         let manager = try await Support.manager(faults: faults)
         let recorder = EventRecorder(await manager.events())

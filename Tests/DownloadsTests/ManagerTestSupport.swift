@@ -102,18 +102,6 @@ final class EventRecorder: Sendable {
 }
 
 enum ManagerSupport {
-    /// Random bytes written to `directory/name` (from /dev/urandom: fast even in a debug build, so
-    /// that making test files does not hold a thread of the cooperative pool; `seed` only tells
-    /// callers' files apart).
-    static func makeFile(_ directory: URL, _ name: String, bytes count: Int, seed: UInt64 = 1) throws -> Data {
-        let source = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
-        defer { try? source.close() }
-        let data = try source.read(upToCount: count) ?? Data()
-        guard data.count == count else { throw TestSupportError("read \(data.count) of \(count) random bytes") }
-        try data.write(to: directory.appendingPathComponent(name))
-        return data
-    }
-
     /// A manager on a new directory with fast backoff and saves.
     static func manager(
         directory: URL? = nil, runsTasks: Bool = true, connections: Int = 4, failures: Int = 3,

@@ -70,23 +70,6 @@ func memoryDirectory(_ prefix: String) throws -> URL {
     return url
 }
 
-/// `count` random bytes, read from /dev/urandom straight into the array (no per-byte work: a
-/// debug build must not keep one of the test process's few cooperative threads busy for long).
-func randomBytes(_ count: Int) -> [UInt8] {
-    let descriptor = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
-    precondition(descriptor >= 0, "cannot open /dev/urandom")
-    defer { close(descriptor) }
-    return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-        var done = 0
-        while done < count {
-            let result = read(descriptor, buffer.baseAddress! + done, min(count - done, 16 << 20))
-            precondition(result > 0, "reading /dev/urandom failed")
-            done += result
-        }
-        initialized = count
-    }
-}
-
 /// Whether `body` yields exactly `content[range]` (compared chunk by chunk, without hashing: the
 /// 200 MB test must not keep the test process's few threads busy).
 func bodyMatches(_ body: MediaCacheBody, _ content: [UInt8], _ range: ByteRange) async throws -> Bool {

@@ -19,16 +19,6 @@ import Glibc
         return (code, context)
     }
 
-    /// Random bytes (/dev/urandom, fast in a debug build) written to `directory/name`.
-    static func randomFile(_ directory: URL, _ name: String, bytes count: Int, seed: UInt64) throws -> Data {
-        let source = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
-        defer { try? source.close() }
-        let data = try source.read(upToCount: count) ?? Data()
-        guard data.count == count else { throw TestSupportError("read \(data.count) of \(count) random bytes") }
-        try data.write(to: directory.appendingPathComponent(name))
-        return data
-    }
-
     @Test func queueHelpSnapshot() async {
         let (code, context) = await Self.run(["queue", "--help"])
         #expect(code == .success)
@@ -114,7 +104,7 @@ import Glibc
     /// add, list, start, run --exit-when-done, list --json, remove, remove --unfinished; unknown ids fail.
     @Test(.requires(.nginx)) func commandsInProcess() async throws {
         let root = try TestRun.makeTemporaryDirectory("queue-origin")
-        let data = try Self.randomFile(root, "talk.mp4", bytes: 700_000, seed: 1)
+        let data = try writeRandomFile(root, "talk.mp4", bytes: 700_000)
         let nginx = try await Nginx.static(root: root)
         let home = try TestRun.makeTemporaryDirectory("queue-home").path
         let url = nginx.url("talk.mp4").absoluteString
@@ -139,7 +129,7 @@ import Glibc
         #expect(try Data(contentsOf: URL(fileURLWithPath: location)) == data)
         let (failed, unknown) = await Self.run(["queue", "stop", "0000000000000000", "--home", home])
         #expect(failed == .failure && unknown.errorOutput.text.contains("no task with id"))
-        _ = try Self.randomFile(root, "b.mp3", bytes: 1000, seed: 2)
+        _ = try writeRandomFile(root, "b.mp3", bytes: 1000)
         #expect(await Self.run(["queue", "add", nginx.url("b.mp3").absoluteString, "--home", home]).0 == .success)
         let (_, removed) = await Self.run(["queue", "remove", "--unfinished", "--home", home])
         #expect(removed.output.text.hasPrefix("removed "))
@@ -153,7 +143,7 @@ import Glibc
     /// partial file and its range record gone.
     @Test(.requires(.nginx)) func downloadWithConnectionsUsesRanges() async throws {
         let root = try TestRun.makeTemporaryDirectory("ranged-origin")
-        let data = try Self.randomFile(root, "big.bin", bytes: 2_000_000, seed: 9)
+        let data = try writeRandomFile(root, "big.bin", bytes: 2_000_000)
         let nginx = try await Nginx.static(root: root, limitRatePerConnection: 1 << 20)
         let target = try TestRun.makeTemporaryDirectory("ranged-out").appendingPathComponent("big.bin")
         let home = try TestRun.makeTemporaryDirectory("ranged-home").path
@@ -173,8 +163,8 @@ import Glibc
     /// from this process are handed to it and answered; a second `queue run` is refused.
     @Test(.requires(.nginx)) func commandsReachTheRunningQueue() async throws {
         let root = try TestRun.makeTemporaryDirectory("queue-origin")
-        let data = try Self.randomFile(root, "a.mp4", bytes: 400_000, seed: 3)
-        _ = try Self.randomFile(root, "slow.mp4", bytes: 4_000_000, seed: 4)
+        let data = try writeRandomFile(root, "a.mp4", bytes: 400_000)
+        _ = try writeRandomFile(root, "slow.mp4", bytes: 4_000_000)
         let nginx = try await Nginx.static(root: root, limitRatePerConnection: 100_000)
         let home = try TestRun.makeTemporaryDirectory("queue-home").path
         let runner = try ChildProcess(

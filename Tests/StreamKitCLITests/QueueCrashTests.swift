@@ -26,8 +26,8 @@ import Glibc
     @Test func sigkillTenTimesThenEverythingIsIdentical() async throws {
         let root = try TestRun.makeTemporaryDirectory("crash-origin")
         var files: [String: Data] = [:]
-        for (name, size, seed) in [("a.bin", 2_000_000, 11), ("b.mp4", 1_500_000, 12), ("c.mp3", 1_000_000, 13)] {
-            files[name] = try QueueCommandTests.randomFile(root, name, bytes: size, seed: UInt64(seed))
+        for (name, size) in [("a.bin", 2_000_000), ("b.mp4", 1_500_000), ("c.mp3", 1_000_000)] {
+            files[name] = try writeRandomFile(root, name, bytes: size)
         }
         let fixtures = [
             try await Fixtures.shared.fixture(FixtureRecipe(.hlsTS)),

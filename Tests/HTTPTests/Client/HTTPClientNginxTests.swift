@@ -35,7 +35,7 @@ struct NginxFixture {
         let root = try TestRun.makeTemporaryDirectory("client-www")
         var contents: [String: [UInt8]] = [:]
         for (name, size) in files {
-            let bytes = try randomBytes(size)
+            let bytes = randomBytes(size)
             let url = root.appendingPathComponent(name)
             try FileManager.default.createDirectory(
                 at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -47,19 +47,6 @@ struct NginxFixture {
     }
 
     func request(_ name: String) -> HTTPClientRequest { HTTPClientRequest(url: nginx.url(name).absoluteString) }
-}
-
-/// `count` random bytes from /dev/urandom (fast even in a debug build).
-func randomBytes(_ count: Int) throws -> [UInt8] {
-    let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
-    defer { try? handle.close() }
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(count)
-    while bytes.count < count {
-        guard let data = try handle.read(upToCount: min(count - bytes.count, 1 << 20)), !data.isEmpty else { break }
-        bytes += data
-    }
-    return bytes
 }
 
 @Suite(.requires(.nginx)) struct HTTPClientConnectionTests {
