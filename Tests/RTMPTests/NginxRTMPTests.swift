@@ -91,15 +91,17 @@ struct NginxRTMPTests {
         await nginx.stop()
     }
 
-    /// Unpaced publishing goes as fast as nginx reads: a 4-second file in well under 4 seconds.
+    /// Unpaced publishing goes as fast as nginx reads: a 20-second file in under half that. (With
+    /// the 4-second file and a 3.5 s bound, a test process stalled for a few seconds failed it.)
     @Test func publishesUnpacedAsFastAsTheServerReads() async throws {
-        let (source, _) = try await fixture()
+        let seconds = 20
+        let source = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: seconds)).entryFile
         let nginx = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
         let started = ContinuousClock.now
         let progress = try await RTMPPublisher(url: try RTMPURL(nginx.rtmpURL(application: "live", stream: "fast")))
             .publish(file: source.path)
-        #expect(ContinuousClock.now - started < .milliseconds(3_500), "slower than real time")
-        #expect(progress.mediaSeconds >= Double(Self.seconds) - 0.1)
+        #expect(ContinuousClock.now - started < .seconds(seconds / 2), "paced like real time")
+        #expect(progress.mediaSeconds >= Double(seconds) - 0.1)
         try await RealPeers.waitForLog(nginx, "deleteStream")
         await nginx.stop()
     }
