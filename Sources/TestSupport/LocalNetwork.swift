@@ -100,7 +100,7 @@ extension LocalNetwork {
     /// Waits until nothing accepts connections on 127.0.0.1:`port`, or `timeout` passes.
     ///
     /// - Returns: Whether the port stopped accepting.
-    public static func waitUntilStoppedListening(port: UInt16, timeout: Duration = .seconds(5)) async -> Bool {
+    public static func waitUntilStoppedListening(port: UInt16, timeout: Duration = .seconds(30)) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if !isListening(port: port) { return true }
