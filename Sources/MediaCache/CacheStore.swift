@@ -234,7 +234,9 @@ final class CacheStore: Sendable {
             entry.record.metadata = metadata
             entry.record.url = url
             entry.record.lastAccess = now
-            if let fileName = entry.record.fileName { truncate(dataDirectory + "/" + fileName, 0) }
+            // Removed rather than truncated: a write of the old bytes still under way (the HTTP
+            // client's I/O thread writes fetched bodies itself) lands in the old file, never the new.
+            if let fileName = entry.record.fileName { unlink(dataDirectory + "/" + fileName) }
             try? state.index.save(entry.record)
             state.entries[key] = entry
             return [.invalidated(key: key)]
@@ -630,20 +632,25 @@ enum DataFile {
     /// Reads exactly `range` (fewer bytes only if the file ends first).
     static func read(_ range: ByteRange, from descriptor: Int32) throws(SystemError) -> [UInt8] {
         let count = Int(range.count)
-        var bytes = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let result = bytes.withUnsafeMutableBytes {
-                pread(descriptor, $0.baseAddress! + done, count - done, off_t(range.lowerBound) + off_t(done))
+        var failure: SystemError?
+        // Uninitialized: every byte returned is one pread wrote.
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var done = 0
+            while done < count {
+                let result = pread(
+                    descriptor, buffer.baseAddress! + done, count - done, off_t(range.lowerBound) + off_t(done))
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    failure = SystemError.current(
+                        "pread", subject: "cache file at offset \(range.lowerBound + Int64(done))")
+                    break
+                }
+                if result == 0 { break }
+                done += result
             }
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw SystemError.current("pread", subject: "cache file at offset \(range.lowerBound + Int64(done))")
-            }
-            if result == 0 { break }
-            done += result
+            initialized = done
         }
-        if done < count { bytes.removeLast(count - done) }
+        if let failure { throw failure }
         return bytes
     }
 }

@@ -33,7 +33,8 @@ public final class MediaCache: Sendable {
     /// The settings it was opened with.
     public let configuration: MediaCacheConfiguration
     let store: CacheStore
-    let client: HTTPClient
+    /// The HTTP client it fetches with (its own unless one was given).
+    public let client: HTTPClient
     private let ownsClient: Bool
     private let lock: DirectoryLock
     private let registry = Mutex(Registry())
@@ -485,9 +486,15 @@ final class DirectoryLock: Sendable {
         descriptor.store(opened, ordering: .releasing)
     }
 
+    /// Unlocks and closes. Unlocking first matters: a child process forked by another thread
+    /// holds a copy of the descriptor until it execs, and closing ours alone would leave the lock
+    /// (which belongs to the open file, not the descriptor) held until then.
     func release() {
         let opened = descriptor.exchange(-1, ordering: .acquiringAndReleasing)
-        if opened >= 0 { close(opened) }
+        if opened >= 0 {
+            flock(opened, LOCK_UN)
+            close(opened)
+        }
     }
 
     deinit { release() }

@@ -45,17 +45,80 @@ public struct MediaCacheBody: AsyncSequence, Sendable {
 
     let source: Source
 
-    public func makeAsyncIterator() -> Iterator {
-        switch source {
-        case .cache(let lease, let range):
-            Iterator(state: .cache(lease, position: range.lowerBound, end: range.upperBound))
-        case .origin(let body, let skip, let limit):
-            Iterator(state: .origin(body.makeAsyncIterator(), skip: skip, remaining: limit))
-        }
-    }
+    /// The same bytes as parts: a file part is a range of the cache's data file, for sending
+    /// with `sendfile` (`HTTPBodyWriter.write(_: HTTPFileRegion)`) instead of reading it
+    /// into memory. Iterate either the body or its parts, once.
+    public var parts: Parts { Parts(body: self) }
 
     /// Reads chunks in order.
     public struct Iterator: AsyncIteratorProtocol {
+        var steps: StepIterator
+
+        /// The next chunk (never empty), or `nil` at the end.
+        ///
+        /// - Throws: ``MediaCacheError`` (the origin failed, the representation changed, the
+        ///   entry was removed), or `CancellationError`.
+        public mutating func next() async throws -> [UInt8]? {
+            switch try await steps.next() {
+            case nil:
+                return nil
+            case .bytes(let bytes):
+                return bytes
+            case .disk(let range, let file, let lease):
+                return try steps.readFile(range, file, lease)
+            }
+        }
+    }
+
+    public func makeAsyncIterator() -> Iterator { Iterator(steps: makeSteps()) }
+
+    /// A body's bytes as parts.
+    public struct Parts: AsyncSequence, Sendable {
+        public typealias Element = MediaCacheBodyPart
+        let body: MediaCacheBody
+
+        public func makeAsyncIterator() -> Iterator { Iterator(steps: body.makeSteps()) }
+
+        /// Reads parts in order.
+        public struct Iterator: AsyncIteratorProtocol {
+            var steps: StepIterator
+
+            /// The next part (never empty), or `nil` at the end.
+            ///
+            /// - Throws: as the body's iterator does.
+            public mutating func next() async throws -> MediaCacheBodyPart? {
+                switch try await steps.next() {
+                case nil:
+                    return nil
+                case .bytes(let bytes):
+                    return .bytes(bytes)
+                case .disk(let range, let file, let lease):
+                    let duplicate = dup(file.descriptor)
+                    // Out of descriptors: the bytes are read instead.
+                    guard duplicate >= 0 else { return .bytes(try steps.readFile(range, file, lease)) }
+                    return .file(HTTPFileRegion(takingOwnershipOf: duplicate, range: range))
+                }
+            }
+        }
+    }
+
+    func makeSteps() -> StepIterator {
+        switch source {
+        case .cache(let lease, let range):
+            StepIterator(state: .cache(lease, position: range.lowerBound, end: range.upperBound))
+        case .origin(let body, let skip, let limit):
+            StepIterator(state: .origin(body.makeAsyncIterator(), skip: skip, remaining: limit))
+        }
+    }
+
+    /// What comes next: bytes in memory, or a range of the data file.
+    enum Step {
+        case bytes([UInt8])
+        case disk(ByteRange, DataFileHandle, ReaderLease)
+    }
+
+    /// The walk through a body shared by its chunk and part iterators.
+    struct StepIterator {
         enum State {
             case cache(ReaderLease, position: Int64, end: Int64)
             case origin(HTTPClientResponse.Body.Iterator, skip: Int64, remaining: Int64?)
@@ -64,11 +127,8 @@ public struct MediaCacheBody: AsyncSequence, Sendable {
 
         var state: State
 
-        /// The next chunk (never empty), or `nil` at the end.
-        ///
-        /// - Throws: ``MediaCacheError`` (the origin failed, the representation changed, the
-        ///   entry was removed), or `CancellationError`.
-        public mutating func next() async throws -> [UInt8]? {
+        /// The next step (never empty), or `nil` at the end.
+        mutating func next() async throws -> Step? {
             switch state {
             case .finished:
                 return nil
@@ -79,20 +139,10 @@ public struct MediaCacheBody: AsyncSequence, Sendable {
                     switch try await lease.coordinator.read(lease.reader, at: position) {
                     case .bytes(let bytes):
                         state = .cache(lease, position: position + Int64(bytes.count), end: end)
-                        return bytes
+                        return .bytes(bytes)
                     case .disk(let range, let file):
-                        let bytes: [UInt8]
-                        do {
-                            bytes = try DataFile.read(range, from: file.descriptor)
-                        } catch {
-                            throw MediaCacheError(.storageFailed, subject: lease.url, detail: "\(error)")
-                        }
-                        guard bytes.count == Int(range.count) else {
-                            throw MediaCacheError(
-                                .representationChanged, subject: lease.url, detail: "the cached file was truncated")
-                        }
                         state = .cache(lease, position: range.upperBound, end: end)
-                        return bytes
+                        return .disk(range, file, lease)
                     case .end:
                         state = .finished
                         lease.finish()
@@ -124,11 +174,38 @@ public struct MediaCacheBody: AsyncSequence, Sendable {
                         remaining = left - Int64(chunk.count)
                     }
                     state = .origin(iterator, skip: skip, remaining: remaining)
-                    return chunk
+                    return .bytes(chunk)
                 }
             }
         }
+
+        /// Reads a disk step's bytes; on failure the read ends.
+        mutating func readFile(_ range: ByteRange, _ file: DataFileHandle, _ lease: ReaderLease) throws -> [UInt8] {
+            let bytes: [UInt8]
+            do {
+                bytes = try DataFile.read(range, from: file.descriptor)
+            } catch {
+                state = .finished
+                lease.finish()
+                throw MediaCacheError(.storageFailed, subject: lease.url, detail: "\(error)")
+            }
+            guard bytes.count == Int(range.count) else {
+                state = .finished
+                lease.finish()
+                throw MediaCacheError(
+                    .representationChanged, subject: lease.url, detail: "the cached file was truncated")
+            }
+            return bytes
+        }
     }
+}
+
+/// A part of a ``MediaCacheBody``.
+public enum MediaCacheBodyPart: Sendable {
+    /// Bytes in memory.
+    case bytes([UInt8])
+    /// A range of the cache's data file, with a descriptor of its own.
+    case file(HTTPFileRegion)
 }
 
 /// One reader's hold on a resource's coordinator: released once, when the read ends or the

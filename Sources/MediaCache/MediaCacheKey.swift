@@ -1,5 +1,6 @@
 import Core
 import Foundation
+import HTTP
 
 /// Turns a URL into the key its bytes are cached under: two URLs with the same key share one
 /// cache entry.
@@ -92,7 +93,8 @@ enum CacheFileNaming {
             if mediaExtensions.contains(candidate) { return candidate }
         }
         if let mimeType {
-            let bare = mimeType.split(separator: ";")[0].trimmingCharacters(in: .whitespaces).lowercased()
+            let bare = mimeType.split(separator: ";", omittingEmptySubsequences: false)[0].trimmingHTTPWhitespace()
+                .lowercased()
             if let known = extensionsByMediaType[bare] { return known }
         }
         return "bin"

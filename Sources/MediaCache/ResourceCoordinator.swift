@@ -44,6 +44,9 @@ actor ResourceCoordinator {
     private var failures: [ReaderID: any Error] = [:]
     private var fetchTasks: [FetchID: Task<Void, Never>] = [:]
     private var fetchErrors: [FetchID: MediaCacheError] = [:]
+    /// Fetches whose bodies the client's I/O thread writes into the data file itself: where the
+    /// body starts in the file, how much of it was handled, and how many reserved bytes are left.
+    private var directWrites: [FetchID: DirectWrite] = [:]
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
     private var nextReaderNumber = 1
     /// Set once the resource was removed or the cache stopped: no new fetches.
@@ -159,8 +162,16 @@ actor ResourceCoordinator {
                         return
                     }
                 }
-                for try await chunk in response.body {
-                    guard self.fetchReceived(id, chunk) else { break }
+                if let direct = self.beginDirectWrite(id) {
+                    try await response.body.write(
+                        toFileDescriptor: direct.file.descriptor, at: direct.start, progressInterval: .zero
+                    ) { written in
+                        self.fetchWrote(id, count: written)
+                    }
+                } else {
+                    for try await chunk in response.body {
+                        guard self.fetchReceived(id, chunk) else { break }
+                    }
                 }
             } catch let error as MediaCacheError {
                 failure = error
@@ -206,6 +217,8 @@ actor ResourceCoordinator {
             metadata = changed
             configuration.logger.info("\(url) changed on the origin; dropping its cached bytes")
             try? store.invalidate(key: key, url: url, metadata: changed, now: Date().timeIntervalSince1970)
+            // The store made a new file; writes still landing in the old one go nowhere.
+            file = nil
         }
         perform(actions)
         return machine.fetches[id] != nil
@@ -233,8 +246,48 @@ actor ResourceCoordinator {
         return keepReading
     }
 
+    /// Whether fetch `id`'s body can be written into the data file by the client's I/O thread:
+    /// a range response whose bytes all have room under the cap (reserved here, at once). The
+    /// bytes then reach readers through the file.
+    private func beginDirectWrite(_ id: FetchID) -> (file: DataFileHandle, start: Int64)? {
+        guard let fetch = machine.fetches[id], !fetch.readsWhole, fetch.position < fetch.end else { return nil }
+        let count = fetch.end - fetch.position
+        guard store.reserve(key: key, count: count) else { return nil }
+        guard let file = try? openFile() else {
+            store.cancelReservation(key: key, count: count)
+            return nil
+        }
+        directWrites[id] = DirectWrite(start: fetch.position, handled: 0, reserved: count)
+        return (file, fetch.position)
+    }
+
+    /// The I/O thread has written `count` bytes of fetch `id`'s body: they are stored, and go to
+    /// waiting readers. A fetch no longer wanted is cancelled (bytes written past where it was to
+    /// stop are the same bytes another fetch brings, and are never claimed by this one).
+    private func fetchWrote(_ id: FetchID, count: Int64) {
+        guard var direct = directWrites[id], count > direct.handled else { return }
+        let arrived = ByteRange(direct.start + direct.handled, direct.start + count)
+        direct.handled = count
+        guard let usable = machine.usableRange(of: id, count: arrived.count), usable.lowerBound == arrived.lowerBound
+        else {
+            directWrites[id] = direct
+            fetchTasks[id]?.cancel()
+            return
+        }
+        let reserved = min(usable.count, direct.reserved)
+        direct.reserved -= reserved
+        directWrites[id] = direct
+        store.didWrite(key: key, range: usable, reservedCount: reserved, now: .now)
+        let (keepReading, actions) = machine.fetchReceived(id, range: usable, stored: true, now: .now)
+        perform(actions)
+        if !keepReading { fetchTasks[id]?.cancel() }
+    }
+
     private func fetchEnded(_ id: FetchID, failure: MediaCacheError?) {
         fetchTasks[id] = nil
+        if let direct = directWrites.removeValue(forKey: id), direct.reserved > 0 {
+            store.cancelReservation(key: key, count: direct.reserved)
+        }
         if let failure {
             fetchErrors[id] = failure
             configuration.logger.debug("fetch of \(url) failed: \(failure)")
@@ -251,8 +304,10 @@ actor ResourceCoordinator {
 
     // MARK: Actions
 
+    /// Performs `actions`; bytes a reader is resumed with come from `chunk` (starting at
+    /// `chunkOffset`), or from the data file when there is none.
     private func perform(
-        _ actions: [ResourceFetchStateMachine.Action], chunk: [UInt8] = [], chunkOffset: Int64 = 0
+        _ actions: [ResourceFetchStateMachine.Action], chunk: [UInt8]? = nil, chunkOffset: Int64 = 0
     ) {
         for action in actions {
             switch action {
@@ -265,6 +320,14 @@ actor ResourceCoordinator {
                 guard let waiter = waiters.removeValue(forKey: id) else { continue }
                 switch step {
                 case .received(let range):
+                    guard let chunk else {
+                        do {
+                            waiter.resume(returning: .disk(range, try openFile()))
+                        } catch {
+                            waiter.resume(throwing: error)
+                        }
+                        continue
+                    }
                     let lower = Int(range.lowerBound - chunkOffset)
                     let upper = Int(range.upperBound - chunkOffset)
                     waiter.resume(
@@ -311,6 +374,16 @@ actor ResourceCoordinator {
         file = handle
         return handle
     }
+}
+
+/// A fetch whose body the client's I/O thread writes into the data file.
+private struct DirectWrite {
+    /// Where the body's first byte goes.
+    let start: Int64
+    /// How many of the body's bytes were handed on.
+    var handled: Int64
+    /// Bytes reserved under the cap and not yet written.
+    var reserved: Int64
 }
 
 /// Comparing a response's validators with the cached ones.

@@ -23,6 +23,10 @@ public final class MediaServer: Sendable {
         public var queue: (@Sendable () throws -> [QueueTaskSummary])?
         /// The cache the proxy routes read through; no proxy routes when `nil`.
         public var cache: MediaCache?
+        /// Whether to run the proxy's path once at start, in the background, against a throwaway
+        /// origin and cache (``ProxyWarmUp``), so that a player's first request is as quick as
+        /// the next ones. For long-running servers (`streamkit serve`, `play`); off by default.
+        public var warmsUpProxy = false
 
         /// Serves `libraryRoot` with the HTTP settings `http` (loopback, a free port by default),
         /// the queue `queue` reads, and the caching proxy when `cache` is given.
@@ -72,6 +76,9 @@ public final class MediaServer: Sendable {
         }
         router.append(contentsOf: additionalRoutes)
         let http = try HTTPServer.start(configuration: configuration.http, router: router, logger: logger)
+        if let cache = configuration.cache, configuration.warmsUpProxy {
+            ProxyWarmUp.start(client: cache.client, logger: logger)
+        }
         return MediaServer(http: http, library: library)
     }
 

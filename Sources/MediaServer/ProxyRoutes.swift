@@ -171,7 +171,12 @@ public enum ProxyRoutes {
 
     private static func relay(_ read: MediaCacheRead) -> HTTPBodyStream {
         HTTPBodyStream { writer in
-            for try await chunk in read.body { try await writer.write(chunk) }
+            for try await part in read.body.parts {
+                switch part {
+                case .bytes(let bytes): try await writer.write(bytes)
+                case .file(let region): try await writer.write(region)
+                }
+            }
         }
     }
 

@@ -80,6 +80,24 @@ struct TestServer {
                         }
                     }))
         }
+        // Parts of ten.bin sent with sendfile between bytes in memory: chunked, or with a
+        // Content-Length (`?length=N`) that cuts the last part short.
+        router.get("/mixed") { request in
+            let path = files.appendingPathComponent("ten.bin").path
+            var headers: HTTPHeaders = [:]
+            if let length = request.queryValue("length") {
+                headers.add("Content-Length", length)
+            }
+            return HTTPServerResponse(
+                headers: headers,
+                body: .stream(
+                    HTTPBodyStream { writer in
+                        try await writer.write(Array("head|".utf8))
+                        try await writer.write(try HTTPFileRegion(path: path, range: ByteRange(100, 4_100)))
+                        try await writer.write(Array("|middle|".utf8))
+                        try await writer.write(try HTTPFileRegion(path: path, range: ByteRange(9_000, 10_000)))
+                    }))
+        }
         router.get("/sequence") { _ in
             let chunks = AsyncStream<[UInt8]> { continuation in
                 for word in ["one ", "two ", "three"] { continuation.yield(Array(word.utf8)) }
@@ -259,6 +277,22 @@ struct TestServer {
         }
         #expect(http10.header("Transfer-Encoding") == nil && http10.header("Connection") == "close")
         #expect(sameBytes(http10.body, (0..<2).flatMap(TestServer.chunk)) && closed)
+        await test.stop()
+    }
+
+    @Test func fileRegionsInAStreamAreSentBetweenItsBytes() async throws {
+        let test = try TestServer.start()
+        let ten = (0..<10_000).map { UInt8(truncatingIfNeeded: $0) }
+        let expected = Array("head|".utf8) + ten[100..<4_100] + Array("|middle|".utf8) + ten[9_000..<10_000]
+        let chunked = try await test.get("/mixed")
+        #expect(chunked.status == 200 && chunked.header("Transfer-Encoding") == "chunked")
+        #expect(sameBytes(chunked.body, expected))
+        // A declared length is kept: the last region is cut where the length ends.
+        let cut = try await test.get("/mixed?length=4500")
+        #expect(cut.header("Content-Length") == "4500" && cut.header("Transfer-Encoding") == nil)
+        #expect(sameBytes(cut.body, Array(expected.prefix(4_500))))
+        let whole = try await test.get("/mixed?length=\(expected.count)")
+        #expect(sameBytes(whole.body, expected))
         await test.stop()
     }
 

@@ -27,9 +27,17 @@ import Darwin
 
     @Test func idleAndSlowClientsDoNotStopANormalOne() async throws {
         try ensureDescriptorLimit(4096)
-        let library = try LibraryServer.start { root in
-            try write("#EXTM3U\n#EXTINF:2,\nseg0.ts\n", "index.m3u8", in: root.appendingPathComponent("item"))
-        }
+        // Timeouts longer than the test: a connection that sends nothing is closed after the
+        // request timeout (10 s by default), and a test process held up for that long (a loaded
+        // machine running every suite) saw the idle ones closed before it counted them.
+        let library = try LibraryServer.start(
+            { root in
+                try write("#EXTM3U\n#EXTINF:2,\nseg0.ts\n", "index.m3u8", in: root.appendingPathComponent("item"))
+            },
+            configure: { http in
+                http.requestTimeout = .seconds(300)
+                http.idleTimeout = .seconds(300)
+            })
         let port = library.port
 
         // 500 connections that never send a byte.

@@ -44,10 +44,15 @@ final class DirectoryLock: Sendable {
 
     deinit { release() }
 
-    /// Unlocks the directory (closing the lock file); later calls do nothing.
+    /// Unlocks the directory (closing the lock file); later calls do nothing. Unlocking before
+    /// closing matters: a child process forked by another thread holds a copy of the descriptor
+    /// until it execs, and the lock belongs to the open file, not to our descriptor.
     func release() {
         descriptor.withLock { descriptor in
-            if descriptor >= 0 { close(descriptor) }
+            if descriptor >= 0 {
+                flock(descriptor, LOCK_UN)
+                close(descriptor)
+            }
             descriptor = -1
         }
     }

@@ -100,13 +100,18 @@ public struct HTTPClientResponse: Sendable {
         /// - Parameters:
         ///   - descriptor: A file descriptor open for writing.
         ///   - offset: Where the first byte goes.
+        ///   - progressInterval: Written bytes are reported at most this often while the I/O
+        ///     thread writes (the end is always reported); `.zero` reports every batch, for a
+        ///     consumer that hands the bytes on as they land.
+        ///   - isolation: Where `onProgress` runs: the caller's actor, by default.
         ///   - onProgress: Called with the bytes written so far, at most once per batch.
         /// - Returns: The number of bytes written.
         /// - Throws: ``HTTPClientError`` of kind `fileWriteFailed`, or the body's own error
         ///   (with every byte reported to `onProgress` in the file).
         @discardableResult
         public func write(
-            toFileDescriptor descriptor: Int32, at offset: Int64, onProgress: (Int64) -> Void = { _ in }
+            toFileDescriptor descriptor: Int32, at offset: Int64, progressInterval: Duration = .milliseconds(100),
+            isolation: isolated (any Actor)? = #isolation, onProgress: (Int64) -> Void = { _ in }
         ) async throws -> Int64 {
             var written: Int64 = 0
             guard reader.channel.supportsDirectWrite else {
@@ -118,7 +123,9 @@ public struct HTTPClientResponse: Sendable {
                 return written
             }
             handOver: while true {
-                switch try reader.channel.startDirectWrite(descriptor: descriptor, offset: offset + written) {
+                switch try reader.channel.startDirectWrite(
+                    descriptor: descriptor, offset: offset + written, reportInterval: progressInterval)
+                {
                 case .writeFirst(let chunk):
                     try FileOutput.write(chunk, to: descriptor, at: offset + written)
                     written += Int64(chunk.count)
@@ -245,13 +252,17 @@ final class ResponseBodyChannel: Sendable {
 
     /// Hands the producer a duplicate of `descriptor` (closed by ``releaseDirectWrite()`` when the
     /// transfer ends), so the caller may close its own whenever it likes.
-    func startDirectWrite(descriptor: Int32, offset: Int64) throws -> ResponseBodyStateMachine.DirectWriteAction {
+    func startDirectWrite(
+        descriptor: Int32, offset: Int64, reportInterval: Duration
+    ) throws -> ResponseBodyStateMachine.DirectWriteAction {
         let duplicate = dup(descriptor)
         guard duplicate >= 0 else {
             let failure = SystemError.current("dup", subject: "descriptor \(descriptor)")
             throw HTTPClientError(.fileWriteFailed, byteOffset: offset, detail: "\(failure)")
         }
-        let action = state.withLock { $0.machine.startDirectWrite(descriptor: duplicate, offset: offset) }
+        let action = state.withLock {
+            $0.machine.startDirectWrite(descriptor: duplicate, offset: offset, reportInterval: reportInterval)
+        }
         guard case .started(let resumeProducer) = action else {
             close(duplicate)
             return action

@@ -90,7 +90,7 @@ struct ResponseBodyStateMachine: Sendable {
     private var written: Int64 = 0
     private var reportedWritten: Int64 = 0
     /// Direct-write progress wakes a waiting consumer at most this often (the end always does).
-    let writeReportInterval: Duration
+    private(set) var writeReportInterval: Duration
     private var lastWriteReport: ContinuousClock.Instant?
 
     /// Creates an empty buffer.
@@ -217,9 +217,13 @@ struct ResponseBodyStateMachine: Sendable {
         }
     }
 
-    /// The consumer hands the file it would write the body into to the producer.
-    mutating func startDirectWrite(descriptor: Int32, offset: Int64) -> DirectWriteAction {
+    /// The consumer hands the file it would write the body into to the producer; progress then
+    /// wakes it at most once per `reportInterval` (when given).
+    mutating func startDirectWrite(
+        descriptor: Int32, offset: Int64, reportInterval: Duration? = nil
+    ) -> DirectWriteAction {
         precondition(!consumerWaiting && sink == nil, "direct writes start once, from an idle reader")
+        if let reportInterval { writeReportInterval = reportInterval }
         // Bytes already buffered go first, written by the consumer; a paused producer stays
         // paused meanwhile, so the next call finds the buffer empty.
         if !buffer.isEmpty { return .writeFirst(takeBuffer()) }

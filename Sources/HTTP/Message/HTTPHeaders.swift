@@ -122,7 +122,7 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence, ExpressibleByDictionary
 
 extension StringProtocol {
     /// The text without leading and trailing spaces and tabs (HTTP's optional whitespace).
-    func trimmingHTTPWhitespace() -> String {
+    public func trimmingHTTPWhitespace() -> String {
         let text = Substring(self)
         guard let first = text.firstIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
         let last = text.lastIndex(where: { $0 != " " && $0 != "\t" })!

@@ -1,3 +1,5 @@
+import Core
+
 /// A response body produced while it is sent.
 ///
 /// The producer writes chunks through an ``HTTPBodyWriter``; each write returns once the
@@ -33,13 +35,36 @@ public struct HTTPBodyWriter: Sendable {
     /// - Throws: ``HTTPServerError/connectionClosed`` when the client has gone or the server stopped.
     public func write(_ bytes: [UInt8]) async throws {
         guard !bytes.isEmpty else { return }
-        try await sink.write(bytes)
+        try await sink.write(.bytes(bytes))
+    }
+
+    /// Sends the bytes of `region` as the next part of the body, with `sendfile` (no copy through
+    /// this process); returns when the connection can take more. The region (and its descriptor)
+    /// is kept until its last byte is sent; a file shorter than the region ends the connection.
+    ///
+    /// - Throws: ``HTTPServerError/connectionClosed`` when the client has gone or the server stopped.
+    public func write(_ region: HTTPFileRegion) async throws {
+        guard !region.range.isEmpty else { return }
+        try await sink.write(.file(region))
+    }
+}
+
+/// A part of a streaming body on its way to the connection.
+enum HTTPBodyPart: Sendable {
+    case bytes([UInt8])
+    case file(HTTPFileRegion)
+
+    var count: Int64 {
+        switch self {
+        case .bytes(let bytes): Int64(bytes.count)
+        case .file(let region): region.range.count
+        }
     }
 }
 
 /// The connection end of a body writer.
 protocol HTTPBodySink: Sendable {
-    func write(_ bytes: [UInt8]) async throws
+    func write(_ part: HTTPBodyPart) async throws
 }
 
 /// Failures of the server itself, as opposed to a client's malformed request.

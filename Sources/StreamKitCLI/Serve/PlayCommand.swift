@@ -91,10 +91,11 @@ struct PlayCommand: ParsableCommand {
         try? FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
         let server: MediaServer
         do {
-            server = try MediaServer.start(
-                configuration: .init(
-                    libraryRoot: library, http: HTTPServerConfiguration(host: "127.0.0.1", port: UInt16(port)),
-                    cache: cache))
+            var configuration = MediaServer.Configuration(
+                libraryRoot: library, http: HTTPServerConfiguration(host: "127.0.0.1", port: UInt16(port)), cache: cache
+            )
+            configuration.warmsUpProxy = true
+            server = try MediaServer.start(configuration: configuration)
         } catch {
             await cache.shutdown()
             context.writeError("error: cannot serve on 127.0.0.1:\(port): \(error)\n")

@@ -84,10 +84,11 @@ struct ServeCommand: ParsableCommand {
         if cache == nil { context.writeError("warning: serving without the caching proxy\n") }
         let server: MediaServer
         do {
-            server = try MediaServer.start(
-                configuration: .init(
-                    libraryRoot: libraryRoot, http: http,
-                    queue: { try QueueSummaries.read(home: queueHome, libraryRoot: libraryRoot) }, cache: cache))
+            var configuration = MediaServer.Configuration(
+                libraryRoot: libraryRoot, http: http,
+                queue: { try QueueSummaries.read(home: queueHome, libraryRoot: libraryRoot) }, cache: cache)
+            configuration.warmsUpProxy = true
+            server = try MediaServer.start(configuration: configuration)
         } catch {
             await cache?.shutdown()
             context.writeError("error: cannot serve on \(host):\(port): \(error)\n")

@@ -12,8 +12,8 @@ final class HTTPServerConnection {
     private enum Output {
         /// Bytes to send from `offset`.
         case bytes([UInt8], offset: Int)
-        /// A file region to send from `offset` (absolute in the file).
-        case file(HTTPFileRegion, offset: Int64)
+        /// A file region's bytes from `offset` to `end` (absolute in the file) to send.
+        case file(HTTPFileRegion, offset: Int64, end: Int64)
         /// The current response is complete once everything before this is sent.
         case responseEnd
     }
@@ -114,23 +114,27 @@ final class HTTPServerConnection {
         send(response)
     }
 
-    /// A chunk from the streaming body of response `serial`.
-    func streamChunk(serial: UInt64, _ bytes: [UInt8], continuation: CheckedContinuation<Void, any Error>) {
+    /// A part (bytes, or a file region) of the streaming body of response `serial`.
+    func streamChunk(serial: UInt64, _ part: HTTPBodyPart, continuation: CheckedContinuation<Void, any Error>) {
         guard !isClosed, var stream, stream.serial == serial else {
             continuation.resume(throwing: HTTPServerError.connectionClosed)
             return
         }
-        var bytes = bytes
-        if let remaining = stream.remainingLength {
-            if Int64(bytes.count) > remaining { bytes = Array(bytes.prefix(Int(remaining))) }
-            stream.remainingLength = remaining - Int64(bytes.count)
+        var bytes: [UInt8] = []
+        var file: (region: HTTPFileRegion, end: Int64)?
+        switch part {
+        case .bytes(let chunk): bytes = chunk
+        case .file(let region): file = (region, region.range.upperBound)
         }
-        if stream.chunked {
-            var framed = Array(String(bytes.count, radix: 16).utf8) + [0x0D, 0x0A]
-            framed.reserveCapacity(framed.count + bytes.count + 2)
-            framed += bytes
-            framed += [0x0D, 0x0A]
-            bytes = framed
+        if let remaining = stream.remainingLength {
+            if part.count > remaining {
+                if let region = file?.region {
+                    file?.end = region.range.lowerBound + remaining
+                } else {
+                    bytes = Array(bytes.prefix(Int(remaining)))
+                }
+            }
+            stream.remainingLength = remaining - min(part.count, remaining)
         }
         // One writer at a time is the contract; should a producer write from two tasks at once,
         // the earlier one is let go rather than left waiting forever.
@@ -138,9 +142,30 @@ final class HTTPServerConnection {
         stream.waiter = continuation
         self.stream = stream
         earlier?.resume()
-        enqueue(bytes)
+        if let (region, end) = file {
+            let count = end - region.range.lowerBound
+            if stream.chunked { enqueue(Self.chunkSizeLine(Int(count))) }
+            if count > 0 {
+                output.append(.file(region, offset: region.range.lowerBound, end: end))
+                pendingOutputBytes += count
+            }
+            if stream.chunked { enqueue([0x0D, 0x0A]) }
+        } else {
+            if stream.chunked {
+                var framed = Self.chunkSizeLine(bytes.count)
+                framed.reserveCapacity(framed.count + bytes.count + 2)
+                framed += bytes
+                framed += [0x0D, 0x0A]
+                bytes = framed
+            }
+            enqueue(bytes)
+        }
         flush()
         resumeWriterIfRoom()
+    }
+
+    private static func chunkSizeLine(_ count: Int) -> [UInt8] {
+        Array(String(count, radix: 16).utf8) + [0x0D, 0x0A]
     }
 
     /// The streaming body of response `serial` ended (`failed`: its producer threw).
@@ -275,7 +300,7 @@ final class HTTPServerConnection {
         case .file(let region):
             enqueue(bytes)
             if !region.range.isEmpty {
-                output.append(.file(region, offset: region.range.lowerBound))
+                output.append(.file(region, offset: region.range.lowerBound, end: region.range.upperBound))
                 pendingOutputBytes += region.range.count
             }
             output.append(.responseEnd)
@@ -352,18 +377,18 @@ final class HTTPServerConnection {
                     continue
                 }
                 continue
-            case .file(let region, let offset):
+            case .file(let region, let offset, let end):
                 let sent = ServerSocket.sendFile(
-                    socket, file: region.fileDescriptor, offset: offset, count: region.range.upperBound - offset)
+                    socket, file: region.fileDescriptor, offset: offset, count: end - offset)
                 if sent > 0 {
                     machine.writeProgressed()
                     pendingOutputBytes -= Int64(sent)
                     let next = offset + Int64(sent)
-                    if next == region.range.upperBound {
+                    if next == end {
                         output[outputStart] = .responseEnd
                         outputStart += 1
                     } else {
-                        output[outputStart] = .file(region, offset: next)
+                        output[outputStart] = .file(region, offset: next, end: end)
                     }
                     continue
                 }

@@ -43,7 +43,7 @@ final class ServerEventLoop: @unchecked Sendable {
     enum Message: Sendable {
         case adopt(Int32, remoteAddress: String)
         case response(connection: UInt64, serial: UInt64, HTTPServerResponse)
-        case streamChunk(connection: UInt64, serial: UInt64, [UInt8], CheckedContinuation<Void, any Error>)
+        case streamChunk(connection: UInt64, serial: UInt64, HTTPBodyPart, CheckedContinuation<Void, any Error>)
         case streamEnd(connection: UInt64, serial: UInt64, failed: Bool)
         case shutdown(deadline: ContinuousClock.Instant)
     }
@@ -195,9 +195,9 @@ final class ServerEventLoop: @unchecked Sendable {
                 adopt(socket, remoteAddress: remoteAddress)
             case .response(let id, let serial, let response):
                 connections[id]?.responseReady(serial: serial, response)
-            case .streamChunk(let id, let serial, let bytes, let continuation):
+            case .streamChunk(let id, let serial, let part, let continuation):
                 if let connection = connections[id] {
-                    connection.streamChunk(serial: serial, bytes, continuation: continuation)
+                    connection.streamChunk(serial: serial, part, continuation: continuation)
                 } else {
                     continuation.resume(throwing: HTTPServerError.connectionClosed)
                 }
@@ -368,9 +368,9 @@ private struct LoopBodySink: HTTPBodySink {
     let connection: UInt64
     let serial: UInt64
 
-    func write(_ bytes: [UInt8]) async throws {
+    func write(_ part: HTTPBodyPart) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            loop.post(.streamChunk(connection: connection, serial: serial, bytes, continuation))
+            loop.post(.streamChunk(connection: connection, serial: serial, part, continuation))
         }
     }
 }
