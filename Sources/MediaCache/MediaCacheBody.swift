@@ -77,7 +77,13 @@ public struct MediaCacheBody: AsyncSequence, Sendable {
         public typealias Element = MediaCacheBodyPart
         let body: MediaCacheBody
 
-        public func makeAsyncIterator() -> Iterator { Iterator(steps: body.makeSteps()) }
+        /// A file part costs no memory, so it may cover this much: a reader behind the fetch
+        /// (or reading what is cached) takes one step per 64 MiB rather than per 512 KiB.
+        static let maximumFilePartLength: Int64 = 64 << 20
+
+        public func makeAsyncIterator() -> Iterator {
+            Iterator(steps: body.makeSteps(maximumDiskStep: Self.maximumFilePartLength))
+        }
 
         /// Reads parts in order.
         public struct Iterator: AsyncIteratorProtocol {
@@ -102,10 +108,14 @@ public struct MediaCacheBody: AsyncSequence, Sendable {
         }
     }
 
-    func makeSteps() -> StepIterator {
+    /// A walk through the bytes; disk steps of at most `maximumDiskStep` bytes (the coordinator's
+    /// bound for reads into memory when `nil`).
+    func makeSteps(maximumDiskStep: Int64? = nil) -> StepIterator {
         switch source {
         case .cache(let lease, let range):
-            StepIterator(state: .cache(lease, position: range.lowerBound, end: range.upperBound))
+            StepIterator(
+                state: .cache(lease, position: range.lowerBound, end: range.upperBound),
+                maximumDiskStep: maximumDiskStep)
         case .origin(let body, let skip, let limit):
             StepIterator(state: .origin(body.makeAsyncIterator(), skip: skip, remaining: limit))
         }
@@ -126,6 +136,7 @@ public struct MediaCacheBody: AsyncSequence, Sendable {
         }
 
         var state: State
+        var maximumDiskStep: Int64?
 
         /// The next step (never empty), or `nil` at the end.
         mutating func next() async throws -> Step? {
@@ -136,7 +147,8 @@ public struct MediaCacheBody: AsyncSequence, Sendable {
                 do {
                     // Cached bytes need no waiting, where cancellation would otherwise be noticed.
                     try Task.checkCancellation()
-                    switch try await lease.coordinator.read(lease.reader, at: position) {
+                    switch try await lease.coordinator.read(lease.reader, at: position, maximumLength: maximumDiskStep)
+                    {
                     case .bytes(let bytes):
                         state = .cache(lease, position: position + Int64(bytes.count), end: end)
                         return .bytes(bytes)

@@ -89,10 +89,11 @@ actor ResourceCoordinator {
         return id
     }
 
-    /// The reader's next bytes from `position` on: from disk, or (after waiting) from the network.
-    func read(_ id: ReaderID, at position: Int64) async throws -> ReadResult {
+    /// The reader's next bytes from `position` on: from disk (at most `maximumLength` bytes, the
+    /// state machine's bound when `nil`), or (after waiting) from the network.
+    func read(_ id: ReaderID, at position: Int64, maximumLength: Int64? = nil) async throws -> ReadResult {
         if let failure = failures.removeValue(forKey: id) { throw failure }
-        let (step, actions) = machine.read(id, at: position, now: .now)
+        let (step, actions) = machine.read(id, at: position, maximumLength: maximumLength, now: .now)
         perform(actions)
         switch step {
         case .end, .received:

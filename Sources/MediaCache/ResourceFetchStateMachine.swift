@@ -169,8 +169,11 @@ struct ResourceFetchStateMachine: Sendable {
         return plan(now: now)
     }
 
-    /// The reader has consumed everything before `position` and wants what follows.
-    mutating func read(_ id: ReaderID, at position: Int64, now: ContinuousClock.Instant) -> (ReadStep, [Action]) {
+    /// The reader has consumed everything before `position` and wants what follows: at most
+    /// `maximumLength` bytes from disk (``Configuration/maximumReadLength`` when `nil`).
+    mutating func read(
+        _ id: ReaderID, at position: Int64, maximumLength: Int64? = nil, now: ContinuousClock.Instant
+    ) -> (ReadStep, [Action]) {
         guard var reader = readers[id] else { return (.end, []) }
         reader.position = min(max(position, reader.position), reader.end)
         guard reader.position < reader.end else {
@@ -183,7 +186,8 @@ struct ResourceFetchStateMachine: Sendable {
             reader.waiting = false
             reader.delivered = true
             readers[id] = reader
-            let upper = min(reader.end, reader.position + min(contiguous, configuration.maximumReadLength))
+            let limit = max(1, maximumLength ?? configuration.maximumReadLength)
+            let upper = min(reader.end, reader.position + min(contiguous, limit))
             return (.disk(ByteRange(reader.position, upper)), plan(now: now))
         }
         reader.waiting = true

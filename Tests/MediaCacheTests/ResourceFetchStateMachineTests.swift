@@ -47,6 +47,8 @@ import Testing
                 .startFetch(f(1), range(250, 400)), .startFetch(f(2), range(500, 700)),
             ])
         #expect(machine.read(r(1), at: 0, now: t0).0 == .disk(range(0, 100)))
+        // A reader that sends file ranges (no memory) asks for longer steps; still within the span.
+        #expect(machine.read(r(1), at: 0, maximumLength: 1000, now: t0).0 == .disk(range(0, 250)))
         #expect(machine.read(r(1), at: 100, now: t0).0 == .disk(range(100, 200)))
         #expect(machine.read(r(1), at: 200, now: t0).0 == .disk(range(200, 250)))
         #expect(machine.read(r(1), at: 250, now: t0).0 == .wait)

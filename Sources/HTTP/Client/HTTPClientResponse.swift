@@ -204,6 +204,11 @@ final class ResponseBodyChannel: Sendable {
         state.withLock { $0.machine.receive(bytes) }
     }
 
+    /// The producer wrote `count` bytes into the file, as `.writeDirectly` asked.
+    func wroteDirectly(_ count: Int) {
+        state.withLock { $0.machine.wroteDirectly(count) }
+    }
+
     func receiveUnconditionally(_ bytes: UnsafeRawBufferPointer) -> ResponseBodyStateMachine.ReceiveAction {
         state.withLock { $0.machine.receiveUnconditionally(bytes) }
     }

@@ -124,10 +124,11 @@ struct ResponseBodyStateMachine: Sendable {
             return .pause
         case .streaming:
             if var sink {
+                // Counted as written once the producer says it wrote them (`wroteDirectly`): a
+                // consumer told earlier could read the file before the bytes are in it.
                 let offset = sink.nextOffset
                 sink.nextOffset += Int64(bytes.count)
                 self.sink = sink
-                written += Int64(bytes.count)
                 return .writeDirectly(descriptor: sink.descriptor, offset: offset)
             }
             if buffer.count >= highWater {
@@ -138,6 +139,11 @@ struct ResponseBodyStateMachine: Sendable {
             buffer.append(contentsOf: bytes)
             return .accepted
         }
+    }
+
+    /// The producer wrote the `count` bytes a `.writeDirectly` answer asked it to write.
+    mutating func wroteDirectly(_ count: Int) {
+        written += Int64(count)
     }
 
     /// The producer delivers `bytes` it cannot take back (URLSession): they are buffered whatever

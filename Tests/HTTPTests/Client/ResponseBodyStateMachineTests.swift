@@ -92,20 +92,30 @@ import Testing
         #expect(machine.startDirectWrite(descriptor: 9, offset: 1120) == .started(resumeProducer: true))
         // From now on the producer writes at consecutive offsets and reports counts.
         #expect(receive(10, &machine) == .writeDirectly(descriptor: 9, offset: 1120))
+        machine.wroteDirectly(10)
         #expect(receive(20, &machine) == .writeDirectly(descriptor: 9, offset: 1130))
+        // Bytes the producer was told to write but has not written yet are not reported: the
+        // consumer would read the file before they are in it.
         #expect(machine.bufferedCount == 0)
+        #expect(machine.next() == .deliver(.written(10), resumeProducer: false))
+        machine.wroteDirectly(20)
         #expect(machine.next() == .deliver(.written(30), resumeProducer: false))
         #expect(machine.next() == .wait)
         #expect(receive(5, &machine) == .writeDirectly(descriptor: 9, offset: 1150))
+        #expect(machine.flush(now: start) == .none)
+        machine.wroteDirectly(5)
         #expect(machine.flush(now: start) == .resume(.success(.written(35))))
         // Progress wakes the reader at most every 100 ms; the end always does.
         #expect(machine.next() == .wait)
         #expect(receive(1, &machine) == .writeDirectly(descriptor: 9, offset: 1155))
+        machine.wroteDirectly(1)
         #expect(machine.flush(now: start + .milliseconds(50)) == .none)
         #expect(machine.flush(now: start + .milliseconds(100)) == .resume(.success(.written(36))))
         #expect(receive(4, &machine) == .writeDirectly(descriptor: 9, offset: 1156))
+        machine.wroteDirectly(4)
         // Written bytes are reported before the end or the error.
         #expect(receive(5, &machine) == .writeDirectly(descriptor: 9, offset: 1160))
+        machine.wroteDirectly(5)
         let reset = HTTPClientError(.connectionReset)
         #expect(machine.finish(reset) == .none)
         #expect(machine.next() == .deliver(.written(45), resumeProducer: false))

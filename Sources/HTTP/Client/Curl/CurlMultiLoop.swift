@@ -359,6 +359,7 @@ final class CurlMultiLoop: HTTPClientBackend, TransferController, @unchecked Sen
         case .writeDirectly(let descriptor, let offset):
             do {
                 try FileOutput.write(bytes, to: descriptor, at: offset)
+                transfer.channel.wroteDirectly(bytes.count)
             } catch let error as HTTPClientError {
                 transfer.machine.abort(error.with(url: transfer.url))
                 return 0
