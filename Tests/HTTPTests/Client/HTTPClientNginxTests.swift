@@ -316,7 +316,8 @@ struct NginxFixture {
     private static let readers = BackgroundTestExecutor(threads: 1)
 
     /// In a full `swift test` run the cooperative pool ran seconds late, and `data(for:)`'s
-    /// transfers paused on every full buffer until their readers were scheduled: 1.5 s became 16 s.
+    /// transfers paused on every full buffer until their readers were scheduled (9 pauses: the
+    /// transfers took 9.6 s instead of 1.5 s).
     /// Here the readers run on a thread of their own, held up on purpose (the pool is left alone).
     @Test func collectedTransfersKeepTheirPaceWhileTheirReadersAreHeldUp() async throws {
         let fixture = try await NginxFixture.make(files: ["a.bin": 3 << 20, "b.bin": 3 << 20])
