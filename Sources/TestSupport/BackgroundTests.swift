@@ -36,17 +36,20 @@ extension Trait where Self == BackgroundTrait {
     public static var background: Self { BackgroundTrait() }
 }
 
-/// A task executor of two threads at nice 10 (a tenth of the weight of a normal thread when the
+/// A task executor of threads at nice 10 (a tenth of the weight of a normal thread when the
 /// CPU is contended), running the jobs given to it in order.
+///
+/// Its threads live as long as the process: keep an executor of your own in a `static let`.
 public final class BackgroundTestExecutor: TaskExecutor, @unchecked Sendable {
-    /// The one the ``BackgroundTrait`` uses.
+    /// The one the ``BackgroundTrait`` uses, of two threads.
     public static let shared = BackgroundTestExecutor(threads: 2)
 
     // Guarded by `condition`.
     private var jobs: [UnownedJob] = []
     private let condition = NSCondition()
 
-    private init(threads: Int) {
+    /// Starts `threads` threads.
+    public init(threads: Int) {
         for index in 0..<threads {
             let thread = Thread { [self] in run() }
             thread.name = "background tests \(index + 1)"

@@ -147,8 +147,7 @@ public final class RawHTTPConnection: @unchecked Sendable {
             body = Array(buffer[..<length])
             buffer.removeFirst(length)
         } else {
-            body = buffer + readToEnd()
-            buffer = []
+            body = readToEnd()  // it starts with the bytes read along with the head
         }
         return RawHTTPResponse(status: status, headers: headers, body: body)
     }

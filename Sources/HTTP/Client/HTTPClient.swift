@@ -61,15 +61,22 @@ public final class HTTPClient: Sendable {
     ///   reset, malformed response, refused redirect, range mismatch), or `cancelled` when the
     ///   task is cancelled.
     public func execute(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
+        try await execute(request, bodyBufferLimit: configuration.bodyBufferLimit)
+    }
+
+    /// Sends `request` once, pausing the transfer while `bodyBufferLimit` body bytes wait unread.
+    func execute(_ request: HTTPClientRequest, bodyBufferLimit: Int) async throws -> HTTPClientResponse {
         try request.validateURL()
-        return try await backend.execute(request, id: nextTransferID.add(1, ordering: .relaxed).oldValue)
+        return try await backend.execute(
+            request, id: nextTransferID.add(1, ordering: .relaxed).oldValue, bodyBufferLimit: bodyBufferLimit)
     }
 }
 
 /// What carries an ``HTTPClient``'s requests: libcurl's multi interface, or URLSession.
 protocol HTTPClientBackend: Sendable {
-    /// Sends `request` (its URL already checked) as transfer `id`; returns at the final head.
-    func execute(_ request: HTTPClientRequest, id: Int) async throws -> HTTPClientResponse
+    /// Sends `request` (its URL already checked) as transfer `id`; returns at the final head. The
+    /// transfer pauses while `bodyBufferLimit` body bytes wait unread.
+    func execute(_ request: HTTPClientRequest, id: Int, bodyBufferLimit: Int) async throws -> HTTPClientResponse
     /// Cancels every transfer and waits until the backend stopped.
     func shutdown() async
     /// Asks the backend to stop, without waiting (for `deinit`).
@@ -121,6 +128,10 @@ extension HTTPClient {
     /// Fetches a small body whole, retrying by `policy` (408, 429 and 5xx responses, transport
     /// failures, and bodies cut short, all counted against the same attempts).
     ///
+    /// The body is buffered up to `limit` from the first byte without pausing the transfer, so a
+    /// transfer (a rate-limited one included) runs at its own pace however late the calling task
+    /// is scheduled to collect it.
+    ///
     /// - Parameters:
     ///   - request: The request.
     ///   - limit: The most body bytes accepted.
@@ -135,7 +146,10 @@ extension HTTPClient {
         var attempt = 1
         while true {
             do {
-                let response = try await execute(request)
+                // The body is held whole anyway: a smaller buffer would pause the transfer until
+                // this task is scheduled again, once per buffer.
+                let response = try await execute(
+                    request, bodyBufferLimit: max(configuration.bodyBufferLimit, limit))
                 if HTTPClientRetryPolicy.isRetryable(status: response.status),
                     let delay = policy.delay(
                         afterAttempt: attempt,

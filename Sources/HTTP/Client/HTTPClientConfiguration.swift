@@ -30,7 +30,9 @@ public struct HTTPClientConfiguration: Sendable {
     public var maximumConnections: Int
     /// A receive-rate limit shared by every transfer of this client, in bytes a second.
     public var globalReceiveRate: Int64?
-    /// The most body bytes buffered for a consumer before the transfer is paused.
+    /// The most body bytes buffered for a consumer before the transfer is paused (a consumer that
+    /// holds the body whole, ``HTTPClient/data(for:limit:retry:)`` or
+    /// ``HTTPClientResponse/Body/collect(upTo:)``, buffers up to its own limit instead).
     public var bodyBufferLimit: Int
     /// libcurl's receive buffer per transfer (`CURLOPT_BUFFERSIZE`), 16 KB to 512 KB.
     public var receiveBufferSize: Int

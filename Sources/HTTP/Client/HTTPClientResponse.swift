@@ -72,11 +72,16 @@ public struct HTTPClientResponse: Sendable {
 
         /// Reads the whole body into memory, refusing to hold more than `limit` bytes.
         ///
+        /// Up to `limit` bytes are buffered for this reader without pausing the transfer (they
+        /// would be held here anyway), so the transfer does not wait for the reading task to be
+        /// scheduled when the cooperative pool is busy.
+        ///
         /// - Parameter limit: The most bytes accepted.
         /// - Returns: The body.
         /// - Throws: ``HTTPClientError`` of kind `bodyTooLarge` past the limit (the transfer is
         ///   cancelled), or the body's own error.
         public func collect(upTo limit: Int) async throws -> [UInt8] {
+            reader.channel.raiseHighWater(to: limit)
             var collected: [UInt8] = []
             for try await chunk in self {
                 guard collected.count + chunk.count <= limit else {
@@ -85,7 +90,8 @@ public struct HTTPClientResponse: Sendable {
                         .bodyTooLarge, byteOffset: Int64(collected.count + chunk.count),
                         detail: "body exceeds \(limit) bytes")
                 }
-                collected.append(contentsOf: chunk)
+                // Often the whole body comes as one chunk: keep it rather than copy it.
+                if collected.isEmpty { collected = chunk } else { collected.append(contentsOf: chunk) }
             }
             return collected
         }
@@ -279,6 +285,10 @@ final class ResponseBodyChannel: Sendable {
     /// Closes the producer's file descriptor, if it had one. Called once the transfer ended.
     func releaseDirectWrite() {
         if let descriptor = state.withLock({ $0.machine.releaseDirectWriteDescriptor() }) { close(descriptor) }
+    }
+
+    func raiseHighWater(to limit: Int) {
+        state.withLock { $0.machine.raiseHighWater(to: limit) }
     }
 
     func consumerCancelled() {

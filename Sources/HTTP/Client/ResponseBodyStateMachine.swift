@@ -10,6 +10,10 @@
 /// A waiting consumer is handed data at the end of each I/O loop iteration (``flush()``) rather
 /// than on every 16 KB callback, so a fast transfer wakes its reader once per batch.
 ///
+/// A consumer that keeps the whole body in memory (up to a limit) gains nothing from pausing the
+/// producer below that limit, and would make the transfer wait for its task to be scheduled once
+/// per buffer: it raises `highWater` to the limit (``raiseHighWater(to:)``).
+///
 /// Direct writes: a consumer that only stores the body in a file can hand the file to the
 /// producer (``startDirectWrite(descriptor:offset:)``). Bytes buffered before are given back to
 /// the consumer to write first; from then on the producer writes each chunk at the next offset
@@ -76,7 +80,7 @@ struct ResponseBodyStateMachine: Sendable {
     }
 
     /// The most bytes buffered before the producer is paused.
-    let highWater: Int
+    private(set) var highWater: Int
     private var buffer: [UInt8] = []
     private var producer: Producer = .streaming
     private var consumerWaiting = false
@@ -96,9 +100,12 @@ struct ResponseBodyStateMachine: Sendable {
     /// Creates an empty buffer.
     init(highWater: Int, writeReportInterval: Duration = .milliseconds(100)) {
         precondition(highWater > 0)
-        self.highWater = highWater
+        self.highWater = Self.bounded(highWater)
         self.writeReportInterval = writeReportInterval
     }
+
+    /// A mark past any memory means no mark; bounded so that sums with it cannot overflow.
+    private static func bounded(_ highWater: Int) -> Int { min(highWater, Int.max / 2) }
 
     /// The bytes buffered now.
     var bufferedCount: Int { buffer.count }
@@ -192,6 +199,12 @@ struct ResponseBodyStateMachine: Sendable {
     }
 
     // MARK: Consumer
+
+    /// The consumer will hold up to `limit` bytes of the body anyway: buffer that many before
+    /// pausing the producer. Never lowers the mark.
+    mutating func raiseHighWater(to limit: Int) {
+        highWater = max(highWater, Self.bounded(limit))
+    }
 
     /// The consumer asks for the next delivery.
     mutating func next() -> NextAction {

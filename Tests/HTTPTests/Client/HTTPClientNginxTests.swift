@@ -312,6 +312,34 @@ struct NginxFixture {
         await fixture.nginx.stop()
     }
 
+    /// The thread the readers of the test below run on.
+    private static let readers = BackgroundTestExecutor(threads: 1)
+
+    /// In a full `swift test` run the cooperative pool ran seconds late, and `data(for:)`'s
+    /// transfers paused on every full buffer until their readers were scheduled (9 pauses: the
+    /// transfers took 9.6 s instead of 1.5 s).
+    /// Here the readers run on a thread of their own, held up on purpose (the pool is left alone).
+    @Test func collectedTransfersKeepTheirPaceWhileTheirReadersAreHeldUp() async throws {
+        let fixture = try await NginxFixture.make(files: ["a.bin": 3 << 20, "b.bin": 3 << 20])
+        let client = try HTTPClient(configuration: HTTPClientConfiguration(globalReceiveRate: 4 << 20))
+        let started = ContinuousClock.now
+        let (a, b) = try await withTaskExecutorPreference(Self.readers) {
+            async let first = client.data(for: fixture.request("a.bin"))
+            async let second = client.data(for: fixture.request("b.bin"))
+            // No reader can run for 0.8 s while each transfer receives 2 MB/s (a 512 KB buffer
+            // would fill in a quarter of a second and pause it). The readers started first.
+            await Task(executorPreference: Self.readers) { _ = usleep(800_000) }.value
+            return try await (first, second)
+        }
+        let elapsed = started.duration(to: .now)
+        #expect(a.body == fixture.files["a.bin"] && b.body == fixture.files["b.bin"])
+        #expect(client.statistics.bodyPauses == 0, "the transfers waited for their readers")
+        #expect(elapsed >= .milliseconds(1_350), "took \(elapsed)")
+        #expect(elapsed < .seconds(15), "took \(elapsed)")
+        await client.shutdown()
+        await fixture.nginx.stop()
+    }
+
     @Test func aPerTransferLimitSlowsOnlyThatTransfer() async throws {
         let fixture = try await NginxFixture.make(files: ["a.bin": 1 << 20, "b.bin": 16 << 20])
         let client = try HTTPClient()

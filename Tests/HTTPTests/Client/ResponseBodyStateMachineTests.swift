@@ -29,6 +29,21 @@ import Testing
         #expect(machine.next() == .deliver(bytes(10), resumeProducer: false))
     }
 
+    @Test func aConsumerHoldingTheWholeBodyRaisesTheMarkButNeverLowersIt() {
+        var machine = ResponseBodyStateMachine(highWater: 100)
+        machine.raiseHighWater(to: 300)
+        #expect(receive(150, &machine) == .accepted)
+        #expect(receive(150, &machine) == .accepted)
+        #expect(receive(10, &machine) == .pause)
+        machine.raiseHighWater(to: 50)
+        #expect(machine.highWater == 300)
+        #expect(machine.next() == .deliver(bytes(300), resumeProducer: true))
+        machine.raiseHighWater(to: .max)  // no limit: no overflow either
+        #expect(receive(1 << 20, &machine) == .accepted)
+        #expect(receive(1 << 20, &machine) == .accepted)
+        #expect(machine.next() == .deliver(bytes(2 << 20), resumeProducer: false))
+    }
+
     @Test func aWaitingConsumerIsWokenAtFlushNotOnEveryChunk() {
         var machine = ResponseBodyStateMachine(highWater: 100)
         #expect(machine.next() == .wait)

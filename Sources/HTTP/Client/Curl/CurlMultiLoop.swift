@@ -78,8 +78,9 @@ final class CurlMultiLoop: HTTPClientBackend, TransferController, @unchecked Sen
 
     // MARK: Commands from any thread
 
-    func execute(_ request: HTTPClientRequest, id: Int) async throws -> HTTPClientResponse {
-        let transfer = try CurlTransfer(id: id, request: request, configuration: configuration, loop: self)
+    func execute(_ request: HTTPClientRequest, id: Int, bodyBufferLimit: Int) async throws -> HTTPClientResponse {
+        let transfer = try CurlTransfer(
+            id: id, request: request, configuration: configuration, bodyBufferLimit: bodyBufferLimit, loop: self)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation {
                 (continuation: CheckedContinuation<HTTPClientResponse, any Error>) in

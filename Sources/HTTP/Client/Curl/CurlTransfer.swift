@@ -35,11 +35,13 @@ final class CurlTransfer: @unchecked Sendable {
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var released = false
 
-    /// Creates the easy handle for `request` with every option set.
+    /// Creates the easy handle for `request` with every option set, and a body channel that
+    /// pauses the transfer while `bodyBufferLimit` bytes wait unread.
     ///
     /// - Throws: ``HTTPClientError`` for a URL that is not http or https, or options libcurl refuses.
     init(
-        id: Int, request: HTTPClientRequest, configuration: HTTPClientConfiguration, loop: CurlMultiLoop
+        id: Int, request: HTTPClientRequest, configuration: HTTPClientConfiguration, bodyBufferLimit: Int,
+        loop: CurlMultiLoop
     ) throws {
         guard CurlGlobal.initialized else {
             throw HTTPClientError(.transportFailure, detail: "curl_global_init failed")
@@ -54,7 +56,7 @@ final class CurlTransfer: @unchecked Sendable {
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         channel = ResponseBodyChannel(
-            highWater: configuration.bodyBufferLimit, transferID: id, controller: loop, supportsDirectWrite: true)
+            highWater: bodyBufferLimit, transferID: id, controller: loop, supportsDirectWrite: true)
         let timeouts = request.timeouts ?? configuration.timeouts
         machine = HTTPClientTransferStateMachine(
             expectation: .init(

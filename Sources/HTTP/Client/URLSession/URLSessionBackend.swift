@@ -74,7 +74,7 @@ final class URLSessionBackend: NSObject, HTTPClientBackend, TransferController, 
 
     // MARK: HTTPClientBackend
 
-    func execute(_ request: HTTPClientRequest, id: Int) async throws -> HTTPClientResponse {
+    func execute(_ request: HTTPClientRequest, id: Int, bodyBufferLimit: Int) async throws -> HTTPClientResponse {
         let urlRequest = try makeURLRequest(request)
         let timeouts = request.timeouts ?? configuration.timeouts
         let transfer = URLSessionTransfer(
@@ -84,7 +84,7 @@ final class URLSessionBackend: NSObject, HTTPClientBackend, TransferController, 
                     url: request.url, range: request.range, ifRange: request.ifRange,
                     expectsBody: request.expectsBody, idleTimeout: timeouts.idle),
                 now: .now),
-            channel: ResponseBodyChannel(highWater: configuration.bodyBufferLimit, transferID: id, controller: self),
+            channel: ResponseBodyChannel(highWater: bodyBufferLimit, transferID: id, controller: self),
             redirectLimit: max(0, request.redirectLimit ?? configuration.redirectLimit),
             bucket: request.maximumReceiveRate.flatMap { $0 > 0 ? TokenBucket(rate: $0, now: .now) : nil })
         return try await withTaskCancellationHandler {
