@@ -30,6 +30,9 @@ final class CurlTransfer: @unchecked Sendable {
     var touched = false
     /// This transfer's own receive-rate limit, if any.
     var bucket: TokenBucket?
+    /// Direct-write bytes gathered from libcurl's callbacks (16 KB each at most) until the end of
+    /// the loop iteration, then written with one `pwrite`; made at the first direct write.
+    var staging: DirectWriteStaging?
 
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
@@ -83,6 +86,8 @@ final class CurlTransfer: @unchecked Sendable {
     func release() {
         guard !released else { return }
         released = true
+        staging?.deallocate()
+        staging = nil
         curl_easy_cleanup(easy)
         curl_slist_free_all(headerList)
         headerList = nil
@@ -247,3 +252,44 @@ private let curlHeaderCallback: sk_curl_data_callback = { data, size, count, use
         transfer, UnsafeRawBufferPointer(start: UnsafeRawPointer(data), count: size * count))
 }
 #endif
+
+/// Bytes bound for one file, consecutive from `offset`, gathered in a fixed buffer. Used by the
+/// I/O thread only.
+struct DirectWriteStaging {
+    static let capacity = 256 << 10
+
+    private let buffer: UnsafeMutableRawBufferPointer
+    private(set) var descriptor: Int32 = -1
+    private(set) var offset: Int64 = 0
+    private(set) var count = 0
+
+    init() {
+        buffer = .allocate(byteCount: Self.capacity, alignment: 64)
+    }
+
+    /// Whether `bytes` for `descriptor` at `offset` follow the gathered ones and fit.
+    func canAppend(_ bytes: UnsafeRawBufferPointer, descriptor: Int32, offset: Int64) -> Bool {
+        (count == 0 || (descriptor == self.descriptor && offset == self.offset + Int64(count)))
+            && count + bytes.count <= Self.capacity
+    }
+
+    mutating func append(_ bytes: UnsafeRawBufferPointer, descriptor: Int32, offset: Int64) {
+        if count == 0 {
+            self.descriptor = descriptor
+            self.offset = offset
+        }
+        UnsafeMutableRawBufferPointer(rebasing: buffer[count..<(count + bytes.count)]).copyMemory(from: bytes)
+        count += bytes.count
+    }
+
+    /// Writes what was gathered; returns how many bytes that was.
+    mutating func write() throws -> Int {
+        guard count > 0 else { return 0 }
+        let written = count
+        count = 0
+        try FileOutput.write(UnsafeRawBufferPointer(rebasing: buffer[0..<written]), to: descriptor, at: offset)
+        return written
+    }
+
+    func deallocate() { buffer.deallocate() }
+}
