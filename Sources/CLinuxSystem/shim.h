@@ -1,5 +1,5 @@
-// Linux kernel interfaces that Swift's Glibc module map leaves out: epoll, eventfd, accept4 and
-// openat2. No library is linked; these are declarations of libc functions and one typed wrapper
+// Linux kernel interfaces that Swift's Glibc module map leaves out: epoll, eventfd, accept4,
+// openat2 and extended attributes. No library is linked; these are declarations of libc functions and one typed wrapper
 // around the variadic syscall(2), which Swift cannot call.
 #ifndef STREAMKIT_CLINUXSYSTEM_SHIM_H
 #define STREAMKIT_CLINUXSYSTEM_SHIM_H
@@ -10,6 +10,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 // Declared by <sys/socket.h> only under _GNU_SOURCE, which the Glibc module is built without.

@@ -51,7 +51,7 @@ import Glibc
         #expect(try await first.wait(timeout: .seconds(20)) == 130, "\(first.standardError)")
         let kept = Self.size(partial)
         #expect(kept >= 200_000 && kept < size)
-        #expect(FileManager.default.fileExists(atPath: HTTPFileDownloadPaths.resumeRecord(for: target).path))
+        #expect(HTTPFileDownloadPaths.hasResumeRecord(for: target))
         let lines = first.standardOutput.split(separator: "\n")
         let last = try #require(try JSONSerialization.jsonObject(with: Data(lines.last!.utf8)) as? [String: Any])
         #expect(last["status"] as? String == "interrupted" && last["partial"] as? String == partial.path)

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
+import CLinuxSystem
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -74,7 +75,19 @@ public enum HTTPFileDownloadPaths {
             destination.lastPathComponent + ".streamkit-partial", isDirectory: false)
     }
 
-    /// `<destination>.streamkit-resume`: the URL and validator the partial bytes belong to (JSON).
+    /// Whether a download into `destination` left partial data with its resume record (in the
+    /// partial file's attribute or the record file), so that running it again resumes.
+    public static func hasResumeRecord(for destination: URL) -> Bool {
+        switch ResumeRecordAttribute.read(path: partial(for: destination).path) {
+        case .noFile: return false
+        case .value: return true
+        case .none: return access(resumeRecord(for: destination).path, F_OK) == 0
+        }
+    }
+
+    /// `<destination>.streamkit-resume`: the URL and validator the partial bytes belong to (JSON),
+    /// where the file system cannot keep them in the partial file's extended attribute
+    /// `user.streamkit.resume` (``ResumeRecordAttribute``).
     public static func resumeRecord(for destination: URL) -> URL {
         destination.deletingLastPathComponent().appendingPathComponent(
             destination.lastPathComponent + ".streamkit-resume", isDirectory: false)
@@ -201,7 +214,9 @@ private struct FileDownloadRunner {
 
     private func download() async throws -> HTTPFileDownloadResult {
         let timing = client.configuration.retryTiming
-        var machine = FileDownloadStateMachine(url: request.url, resume: resumePoint(), policy: options.retry)
+        let (resume, foundRecordFile) = resumePoint()
+        var recordFile = foundRecordFile
+        var machine = FileDownloadStateMachine(url: request.url, resume: resume, policy: options.retry)
         let descriptor = open(partialPath.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             let failure = SystemError.current("open", subject: partialPath.path)
@@ -251,9 +266,9 @@ private struct FileDownloadRunner {
                 case .writeBody(let offset, let truncateFirst, let saveRecord):
                     if truncateFirst { try truncate(descriptor, to: offset) }
                     if saveRecord {
-                        try save(
-                            ResumeRecord(
-                                url: request.url, validator: machine.validator, completeLength: machine.completeLength))
+                        let record = ResumeRecord(
+                            url: request.url, validator: machine.validator, completeLength: machine.completeLength)
+                        if try save(record, partialDescriptor: descriptor) { recordFile = true }
                     }
                     report(force: true)
                     let start = machine.offset
@@ -286,32 +301,46 @@ private struct FileDownloadRunner {
             }
         }
         report(force: true)
+        // The finished file keeps none of our bookkeeping.
+        ResumeRecordAttribute.remove(descriptor: descriptor)
         if rename(partialPath.path, destination.path) != 0 {
             let failure = SystemError.current("rename", subject: destination.path)
             throw HTTPClientError(.fileWriteFailed, url: request.url, detail: "\(failure)")
         }
-        unlink(recordPath.path)
+        if recordFile { unlink(recordPath.path) }
         return HTTPFileDownloadResult(
             destination: destination, finalURL: finalURL, byteCount: machine.offset, resumedFrom: machine.resumedFrom,
             bytesTransferred: transferred, restartedFromZero: machine.restartedFromZero, attempts: machine.attempts,
             validator: machine.validator)
     }
 
-    /// The partial data an earlier run left, if its record matches this URL.
-    private func resumePoint() -> FileDownloadStateMachine.ResumePoint? {
-        // Most downloads start fresh: one `access` instead of a failed read and removal.
-        guard access(recordPath.path, F_OK) == 0 else { return nil }
+    /// The partial data an earlier run left, if its record matches this URL; and whether a record
+    /// file (rather than the partial file's attribute) is there to remove at the end.
+    private func resumePoint() -> (point: FileDownloadStateMachine.ResumePoint?, recordFile: Bool) {
+        // Most downloads start fresh: one failed attribute read says there is no partial file.
+        let data: [UInt8]
+        var recordFile = false
+        switch ResumeRecordAttribute.read(path: partialPath.path) {
+        case .noFile:
+            return (nil, access(recordPath.path, F_OK) == 0)
+        case .value(let value):
+            data = value
+        case .none:
+            // A file system without user attributes, or a record written by an older version.
+            guard access(recordPath.path, F_OK) == 0 else { return (nil, false) }
+            recordFile = true
+            data = (try? [UInt8](Data(contentsOf: recordPath))) ?? []
+        }
         guard options.resumesPartialData,
-            let data = try? Data(contentsOf: recordPath),
-            let record = try? JSONDecoder().decode(ResumeRecord.self, from: data),
+            let record = try? JSONDecoder().decode(ResumeRecord.self, from: Data(data)),
             record.url == request.url,
             let size = Self.fileSize(partialPath.path)
         else {
-            unlink(recordPath.path)
-            return nil
+            if recordFile { unlink(recordPath.path) }
+            return (nil, false)
         }
-        if let length = record.completeLength, size > length { return nil }
-        return .init(offset: size, validator: record.validator, completeLength: record.completeLength)
+        if let length = record.completeLength, size > length { return (nil, recordFile) }
+        return (.init(offset: size, validator: record.validator, completeLength: record.completeLength), recordFile)
     }
 
     /// The size of the regular file at `path`, or `nil` when there is none.
@@ -321,12 +350,17 @@ private struct FileDownloadRunner {
         return Int64(status.st_size)
     }
 
-    private func save(_ record: ResumeRecord) throws {
+    /// Saves `record` in the partial file's attribute (one system call: no file of its own to
+    /// create, rename and remove for every download, which cost an HLS download of small segments
+    /// a good part of its CPU time), else in the record file. Returns whether the file was used.
+    private func save(_ record: ResumeRecord, partialDescriptor: Int32) throws -> Bool {
         do {
             let data = try JSONEncoder().encode(record)
+            if ResumeRecordAttribute.write(Array(data), descriptor: partialDescriptor) { return false }
             // Replaced whole, without Foundation's fsync (one per file would cost an HLS download a
             // sync per segment); a record torn by a power loss fails to decode and the file restarts.
             try AtomicFile.write(data, to: recordPath.path, temporaryPath: recordPath.path + ".streamkit-tmp")
+            return true
         } catch {
             throw HTTPClientError(.fileWriteFailed, url: request.url, detail: "saving \(recordPath.path): \(error)")
         }
@@ -352,5 +386,57 @@ private struct FileDownloadRunner {
         if Task.isCancelled {
             throw HTTPClientError(.cancelled, url: request.url, detail: "cancelled; partial data kept for resume")
         }
+    }
+}
+
+/// The resume record as an extended attribute of the partial file (`user.streamkit.resume`).
+enum ResumeRecordAttribute {
+    static let name = "user.streamkit.resume"
+
+    enum ReadResult: Equatable {
+        /// There is no file at the path.
+        case noFile
+        /// The file has no such attribute (or the file system keeps none).
+        case none
+        case value([UInt8])
+    }
+
+    /// Sets the attribute on an open file; false where the file system keeps no user attributes
+    /// (or not this many bytes).
+    static func write(_ value: [UInt8], descriptor: Int32) -> Bool {
+        value.withUnsafeBytes { bytes in
+            #if canImport(Glibc)
+            fsetxattr(descriptor, name, bytes.baseAddress, bytes.count, 0) == 0
+            #else
+            fsetxattr(descriptor, name, bytes.baseAddress, bytes.count, 0, 0) == 0
+            #endif
+        }
+    }
+
+    /// Reads the attribute of the file at `path`.
+    static func read(path: String) -> ReadResult {
+        #if canImport(Glibc)
+        let size = getxattr(path, name, nil, 0)
+        #else
+        let size = getxattr(path, name, nil, 0, 0, 0)
+        #endif
+        guard size >= 0 else { return errno == ENOENT || errno == ENOTDIR ? .noFile : .none }
+        var value = [UInt8](repeating: 0, count: size)
+        #if canImport(Glibc)
+        let count = value.withUnsafeMutableBytes { getxattr(path, name, $0.baseAddress, size) }
+        #else
+        let count = value.withUnsafeMutableBytes { getxattr(path, name, $0.baseAddress, size, 0, 0) }
+        #endif
+        guard count >= 0 else { return .none }
+        return .value(Array(value.prefix(count)))
+    }
+
+    /// Removes the attribute from an open file, if it has it.
+    static func remove(descriptor: Int32) {
+        #if canImport(Glibc)
+        _ = fremovexattr(descriptor, name)
+        #else
+        _ = fremovexattr(descriptor, name, 0)
+        #endif
     }
 }

@@ -1,8 +1,9 @@
 import Core
 import Foundation
-import HTTP
 import TestSupport
 import Testing
+
+@testable import HTTP
 
 /// Retries against the scripted responder, with recorded (instant) sleeps and seeded jitter.
 @Suite struct HTTPClientRetryTests {
@@ -236,7 +237,7 @@ import Testing
         let kept = try #require(try FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? NSNumber)
             .int64Value
         #expect(kept >= 150_000 && kept < Int64(size) / 2)
-        #expect(FileManager.default.fileExists(atPath: HTTPFileDownloadPaths.resumeRecord(for: target).path))
+        #expect(HTTPFileDownloadPaths.hasResumeRecord(for: target))
 
         let second = client.download(fixture.request("f.bin"), to: target)
         var values: [HTTPClientProgress] = []
@@ -245,6 +246,10 @@ import Testing
         #expect(result.resumedFrom == kept && result.bytesTransferred == Int64(size) - kept)
         #expect(try Data(contentsOf: target) == Data(fixture.files["f.bin"]!))
         #expect(values.last?.bytesReceived == Int64(size) && values.last?.expectedLength == Int64(size))
+        // Nothing of the bookkeeping is left: no record file, no attribute on the finished file.
+        #expect(!HTTPFileDownloadPaths.hasResumeRecord(for: target))
+        #expect(!FileManager.default.fileExists(atPath: HTTPFileDownloadPaths.resumeRecord(for: target).path))
+        #expect(ResumeRecordAttribute.read(path: target.path) == .none)
         await client.shutdown()
         await fixture.nginx.stop()
         let log = try await fixture.nginx.settledAccessLog()
