@@ -23,7 +23,7 @@ struct DownloadCommand: ParsableCommand {
             --live-duration or Ctrl-C, and left as VOD. A segment that still fails after retries fails
             the download (exit 1, everything kept); with --skip-broken it becomes a gap (exit 2).
             Any other URL is downloaded as a file: partial data in FILE.streamkit-partial, its
-            validator in FILE.streamkit-resume. Ctrl-C stops cleanly and exits 130 (a live recording
+            validator in that file's attributes. Ctrl-C stops cleanly and exits 130 (a live recording
             is finished instead and exits 0). Play a package with `streamkit serve`.
             Each download is a task of the download queue in $STREAMKIT_HOME (--home): `streamkit queue
             list` and the served page show it; the same command resumes the same task. A queue that
