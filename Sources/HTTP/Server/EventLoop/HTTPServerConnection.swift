@@ -143,13 +143,14 @@ final class HTTPServerConnection {
         self.stream = stream
         earlier?.resume()
         if let (region, end) = file {
+            // Nothing for an empty region (a chunk of size 0 would end a chunked body).
             let count = end - region.range.lowerBound
-            if stream.chunked { enqueue(Self.chunkSizeLine(Int(count))) }
             if count > 0 {
+                if stream.chunked { enqueue(Self.chunkSizeLine(Int(count))) }
                 output.append(.file(region, offset: region.range.lowerBound, end: end))
                 pendingOutputBytes += count
+                if stream.chunked { enqueue([0x0D, 0x0A]) }
             }
-            if stream.chunked { enqueue([0x0D, 0x0A]) }
         } else {
             if stream.chunked {
                 var framed = Self.chunkSizeLine(bytes.count)
