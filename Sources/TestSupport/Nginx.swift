@@ -80,12 +80,13 @@ public final class Nginx: Sendable {
             }
         }
         if !honourRange { location += "            max_ranges 0;\n" }
+        let locationBlock = location
         return try await launch(name: "nginx-static", tool: .nginx, modules: "", rtmp: nil) { directory, port in
             """
                 server {
                     listen 127.0.0.1:\(port);
                     location / {
-                        \(location)
+                        \(locationBlock)
                     }
                 }
             """
@@ -144,75 +145,17 @@ public final class Nginx: Sendable {
 
     private static func launch(
         name: String, tool: Tool, modules: String, rtmp applications: [RTMPApplication]?,
-        server: (URL, UInt16) -> String
+        server: @escaping @Sendable (URL, UInt16) -> String
     ) async throws -> Nginx {
         let executable = try tool.requirePath()
         var lastError = ""
         for _ in 0..<5 {
-            let directory = try TestRun.makeTemporaryDirectory(name)
-            let port = try LocalNetwork.freePort()
-            let rtmpPort = applications == nil ? nil : try LocalNetwork.freePort()
-            for sub in ["temp", "hls"] {
-                try FileManager.default.createDirectory(
-                    at: directory.appendingPathComponent(sub), withIntermediateDirectories: true)
+            // The files and the spawn block; on a thread of their own, not the cooperative pool's
+            // (held up there, they held up every other test's tasks).
+            let (process, directory, port, rtmpPort) = try await runBlocking {
+                try prepareAndSpawn(
+                    name: name, executable: executable, modules: modules, rtmp: applications, server: server)
             }
-            var rtmpBlock = ""
-            if let applications, let rtmpPort {
-                rtmpBlock = """
-                    rtmp {
-                        server {
-                            listen 127.0.0.1:\(rtmpPort);
-                            chunk_size 4096;
-                    \(applications.map { $0.configuration(hlsRoot: directory.appendingPathComponent("hls")) }.joined(separator: "\n"))
-                        }
-                    }
-                    """
-            }
-            let configuration = """
-                \(modules)
-                \(geteuid() == 0 ? "user root;" : "")
-                daemon off;
-                worker_processes 1;
-                pid \(directory.path)/nginx.pid;
-                error_log \(directory.path)/error.log info;
-                events { worker_connections 2048; }
-                \(rtmpBlock)
-                http {
-                    types {
-                        application/vnd.apple.mpegurl m3u8;
-                        video/mp2t ts;
-                        video/mp4 mp4 m4s;
-                        audio/mp4 m4a;
-                        audio/aac aac;
-                        audio/mpeg mp3;
-                        text/vtt vtt;
-                        video/x-flv flv;
-                        text/html html;
-                    }
-                    default_type application/octet-stream;
-                    log_format streamkit '$request_method $request_uri $status $body_bytes_sent "$http_range" "$request_completion"';
-                    access_log \(directory.path)/access.log streamkit;
-                    client_body_temp_path \(directory.path)/temp/body;
-                    proxy_temp_path \(directory.path)/temp/proxy;
-                    fastcgi_temp_path \(directory.path)/temp/fastcgi;
-                    uwsgi_temp_path \(directory.path)/temp/uwsgi;
-                    scgi_temp_path \(directory.path)/temp/scgi;
-                    sendfile on;
-                    tcp_nopush on;
-                    keepalive_timeout 65;
-                    keepalive_requests 100000;
-                \(server(directory, port))
-                }
-                """
-            let configurationPath = directory.appendingPathComponent("nginx.conf")
-            try configuration.write(to: configurationPath, atomically: true, encoding: .utf8)
-            let process = try ChildProcess(
-                executable: executable,
-                arguments: [
-                    "-p", directory.path, "-c", configurationPath.path, "-e",
-                    directory.appendingPathComponent("error.log").path,
-                ],
-                logName: name)
             var ready = await LocalNetwork.waitUntilListening(port: port, process: process)
             if ready, let rtmpPort { ready = await LocalNetwork.waitUntilListening(port: rtmpPort, process: process) }
             if ready { return Nginx(process: process, port: port, rtmpPort: rtmpPort, directory: directory) }
@@ -222,6 +165,78 @@ public final class Nginx: Sendable {
             if !lastError.contains("Address already in use") { break }
         }
         throw TestSupportError("nginx did not start:\n\(lastError.suffix(2_000))")
+    }
+
+    /// Makes the server's folder and configuration on free ports and starts nginx on them.
+    private static func prepareAndSpawn(
+        name: String, executable: String, modules: String, rtmp applications: [RTMPApplication]?,
+        server: @Sendable (URL, UInt16) -> String
+    ) throws -> (ChildProcess, URL, UInt16, UInt16?) {
+        let directory = try TestRun.makeTemporaryDirectory(name)
+        let port = try LocalNetwork.freePort()
+        let rtmpPort = applications == nil ? nil : try LocalNetwork.freePort()
+        for sub in ["temp", "hls"] {
+            try FileManager.default.createDirectory(
+                at: directory.appendingPathComponent(sub), withIntermediateDirectories: true)
+        }
+        var rtmpBlock = ""
+        if let applications, let rtmpPort {
+            rtmpBlock = """
+                rtmp {
+                    server {
+                        listen 127.0.0.1:\(rtmpPort);
+                        chunk_size 4096;
+                \(applications.map { $0.configuration(hlsRoot: directory.appendingPathComponent("hls")) }.joined(separator: "\n"))
+                    }
+                }
+                """
+        }
+        let configuration = """
+            \(modules)
+            \(geteuid() == 0 ? "user root;" : "")
+            daemon off;
+            worker_processes 1;
+            pid \(directory.path)/nginx.pid;
+            error_log \(directory.path)/error.log info;
+            events { worker_connections 2048; }
+            \(rtmpBlock)
+            http {
+                types {
+                    application/vnd.apple.mpegurl m3u8;
+                    video/mp2t ts;
+                    video/mp4 mp4 m4s;
+                    audio/mp4 m4a;
+                    audio/aac aac;
+                    audio/mpeg mp3;
+                    text/vtt vtt;
+                    video/x-flv flv;
+                    text/html html;
+                }
+                default_type application/octet-stream;
+                log_format streamkit '$request_method $request_uri $status $body_bytes_sent "$http_range" "$request_completion"';
+                access_log \(directory.path)/access.log streamkit;
+                client_body_temp_path \(directory.path)/temp/body;
+                proxy_temp_path \(directory.path)/temp/proxy;
+                fastcgi_temp_path \(directory.path)/temp/fastcgi;
+                uwsgi_temp_path \(directory.path)/temp/uwsgi;
+                scgi_temp_path \(directory.path)/temp/scgi;
+                sendfile on;
+                tcp_nopush on;
+                keepalive_timeout 65;
+                keepalive_requests 100000;
+            \(server(directory, port))
+            }
+            """
+        let configurationPath = directory.appendingPathComponent("nginx.conf")
+        try configuration.write(to: configurationPath, atomically: true, encoding: .utf8)
+        let process = try ChildProcess(
+            executable: executable,
+            arguments: [
+                "-p", directory.path, "-c", configurationPath.path, "-e",
+                directory.appendingPathComponent("error.log").path,
+            ],
+            logName: name)
+        return (process, directory, port, rtmpPort)
     }
 }
 

@@ -32,15 +32,20 @@ struct NginxFixture {
     static func make(
         files: [String: Int], limitRate: Int? = nil, honourRange: Bool = true
     ) async throws -> NginxFixture {
-        let root = try TestRun.makeTemporaryDirectory("client-www")
-        var contents: [String: [UInt8]] = [:]
-        for (name, size) in files {
-            let bytes = randomBytes(size)
-            let url = root.appendingPathComponent(name)
-            try FileManager.default.createDirectory(
-                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(bytes).write(to: url)
-            contents[name] = bytes
+        // Making and writing megabytes is done on a thread of its own: on the cooperative pool it
+        // held up every other test's tasks.
+        let (root, contents) = try await runBlocking { () -> (URL, [String: [UInt8]]) in
+            let root = try TestRun.makeTemporaryDirectory("client-www")
+            var contents: [String: [UInt8]] = [:]
+            for (name, size) in files {
+                let bytes = randomBytes(size)
+                let url = root.appendingPathComponent(name)
+                try FileManager.default.createDirectory(
+                    at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try Data(bytes).write(to: url)
+                contents[name] = bytes
+            }
+            return (root, contents)
         }
         let nginx = try await Nginx.static(root: root, limitRatePerConnection: limitRate, honourRange: honourRange)
         return NginxFixture(root: root, files: contents, nginx: nginx)
