@@ -144,13 +144,13 @@ extension MediaCache {
         }
     }
 
-    /// The whole cached copy of `key`, when every byte of it is on disk.
     /// Whether every byte of `key` is cached.
     func hasWholeCopy(key: String) -> Bool {
         guard let snapshot = store.snapshot(forKey: key), let metadata = snapshot.metadata else { return false }
         return snapshot.written.contains(ByteRange(0, metadata.length))
     }
 
+    /// The whole cached copy of `key`, when every byte of it is on disk.
     func cachedWhole(key: String) -> (bytes: [UInt8], url: String)? {
         guard let snapshot = store.snapshot(forKey: key), let metadata = snapshot.metadata, let path = snapshot.path,
             snapshot.written.contains(ByteRange(0, metadata.length)),

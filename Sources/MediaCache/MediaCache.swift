@@ -36,7 +36,8 @@ public final class MediaCache: Sendable {
     /// The HTTP client it fetches with (its own unless one was given).
     public let client: HTTPClient
     private let ownsClient: Bool
-    private let lock: DirectoryLock
+    /// `lock` in the directory, held while the cache is open.
+    private let lock: ExclusiveFileLock
     private let registry = Mutex(Registry())
 
     private struct Registry {
@@ -59,7 +60,18 @@ public final class MediaCache: Sendable {
     public init(configuration: MediaCacheConfiguration, client: HTTPClient? = nil) throws {
         self.configuration = configuration
         try? FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
-        lock = try DirectoryLock(path: configuration.directory + "/lock")
+        let lockPath = configuration.directory + "/lock"
+        do {
+            lock = try ExclusiveFileLock(path: lockPath)
+        } catch {
+            switch error {
+            case .held(let holder):
+                throw MediaCacheError(
+                    .inUse, subject: lockPath, detail: "another process (pid \(holder)) has the cache open")
+            case .system(let failure):
+                throw MediaCacheError(.storageFailed, subject: lockPath, detail: "\(failure)")
+            }
+        }
         store = try CacheStore(
             directory: configuration.directory, byteLimit: configuration.byteLimit,
             claimBatchBytes: configuration.claimBatchBytes, logger: configuration.logger)
@@ -458,44 +470,4 @@ public final class MediaCache: Sendable {
         await coordinator.retire()
         store.release(key: key, user: ObjectIdentifier(coordinator), now: Date().timeIntervalSince1970)
     }
-}
-
-/// An exclusive `flock` on a file in the cache directory, held while the cache is open.
-final class DirectoryLock: Sendable {
-    private let descriptor = Atomic<Int32>(-1)
-
-    init(path: String) throws {
-        let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard opened >= 0 else {
-            throw MediaCacheError(
-                .storageFailed, subject: path, detail: "\(SystemError.current("open", subject: path))")
-        }
-        guard flock(opened, LOCK_EX | LOCK_NB) == 0 else {
-            var buffer = [UInt8](repeating: 0, count: 32)
-            let count = pread(opened, &buffer, buffer.count, 0)
-            close(opened)
-            let holder =
-                count > 0
-                ? String(decoding: buffer[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-                : "?"
-            throw MediaCacheError(.inUse, subject: path, detail: "another process (pid \(holder)) has the cache open")
-        }
-        let pid = Array("\(getpid())\n".utf8)
-        ftruncate(opened, 0)
-        _ = pwrite(opened, pid, pid.count, 0)
-        descriptor.store(opened, ordering: .releasing)
-    }
-
-    /// Unlocks and closes. Unlocking first matters: a child process forked by another thread
-    /// holds a copy of the descriptor until it execs, and closing ours alone would leave the lock
-    /// (which belongs to the open file, not the descriptor) held until then.
-    func release() {
-        let opened = descriptor.exchange(-1, ordering: .acquiringAndReleasing)
-        if opened >= 0 {
-            flock(opened, LOCK_UN)
-            close(opened)
-        }
-    }
-
-    deinit { release() }
 }
