@@ -184,6 +184,11 @@ public final class ProcessRegistry: Sendable {
     public static let shared = ProcessRegistry()
 
     private let groups = Mutex<Set<pid_t>>([])
+    /// Whether a write of the process-group file is queued and has not yet read the set.
+    private let persistQueued = Mutex(false)
+    /// Writes the process-group file off the cooperative pool (a rename held up by other tests'
+    /// disk writes would hold up every task waiting for a thread), one write for a burst of changes.
+    private let writer = DispatchQueue(label: "streamkit.test.process-groups", qos: .utility)
 
     private init() {
         atexit {
@@ -195,19 +200,27 @@ public final class ProcessRegistry: Sendable {
     public var liveGroups: Set<pid_t> { groups.withLock { $0 } }
 
     func register(_ group: pid_t) {
-        let snapshot = groups.withLock { groups in
-            groups.insert(group)
-            return groups
-        }
-        persist(snapshot)
+        groups.withLock { _ = $0.insert(group) }
+        persistSoon()
     }
 
     func unregister(_ group: pid_t) {
-        let snapshot = groups.withLock { groups in
-            groups.remove(group)
-            return groups
+        groups.withLock { _ = $0.remove(group) }
+        persistSoon()
+    }
+
+    /// Queues a write of the set as it is when the write starts: a change made after that point
+    /// queues another.
+    private func persistSoon() {
+        let queue = persistQueued.withLock { queued in
+            defer { queued = true }
+            return !queued
         }
-        persist(snapshot)
+        guard queue else { return }
+        writer.async {
+            self.persistQueued.withLock { $0 = false }
+            self.persist(self.liveGroups)
+        }
     }
 
     /// The pids of every live process in `group`, read from `/proc` (empty elsewhere).
