@@ -236,6 +236,7 @@ public final class MediaCache: Sendable {
             await retireCoordinator(key: key)
             if store.remove(key: key) { removed = true }
         }
+        await store.removalsFinished()
         return removed
     }
 
@@ -246,7 +247,9 @@ public final class MediaCache: Sendable {
     public func removeAll() async -> Int {
         let keys = registry.withLock { Array($0.coordinators.keys) }
         for key in keys { await retireCoordinator(key: key) }
-        return store.removeAll()
+        let count = store.removeAll()
+        await store.removalsFinished()
+        return count
     }
 
     // MARK: Pins
@@ -286,8 +289,9 @@ public final class MediaCache: Sendable {
     /// write), evictions, removals, invalidations. Ends when the cache shuts down.
     public func events() -> AsyncStream<MediaCacheEvent> { store.events() }
 
-    /// Fails every read, stops every fetch, claims everything written, and closes the index and
-    /// the directory lock.
+    /// Fails every read, stops every fetch, claims everything written, waits until the data files
+    /// of removed entries are unlinked (done in the background), and closes the index and the
+    /// directory lock.
     public func shutdown() async {
         let keys = registry.withLock { registry in
             registry.isShutDown = true
@@ -297,6 +301,7 @@ public final class MediaCache: Sendable {
         let drains = registry.withLock { Array($0.drains.values) }
         for drain in drains { await drain.value }
         store.claimAll()
+        await store.removalsFinished()
         store.finishEvents()
         if ownsClient { await client.shutdown() }
         lock.release()
