@@ -134,12 +134,14 @@ import Testing
         let waited = ContinuousClock.now - started
         let cachedWhenServed = cache.entry(for: url)?.cachedBytes ?? 0
         #expect(seekedBytes == Array(content[(20 * mib)..<(21 * mib)]))
-        // The seek got its own fetch: it was served before the first fetch could have reached
-        // 20 MiB (20 s at 1 MB/s), with far less than that cached. (Alone it takes well under a
-        // second; tighter wall-clock bounds than 10 s failed only when other suites held the
-        // cooperative pool.)
-        #expect(waited < .seconds(10), "the seek got its own fetch; it took \(waited)")
-        #expect(cachedWhenServed < Int64(20 * mib), "\(cachedWhenServed) bytes cached when the seek was served")
+        // The seek did not wait for the first fetch: it was served before that fetch (paced by
+        // nginx at 1 MB/s, 20 s to get there) reached the seek target. This, with the seek's own
+        // range request checked below, is the evidence; the wall-clock bound that stood here (10 s
+        // for what takes 1.6 s alone) measured the machine instead: in a full suite on two cores
+        // this test's steps run ten times slower, and it once took 10.3 s.
+        #expect(
+            cachedWhenServed < Int64(20 * mib),
+            "\(cachedWhenServed) bytes cached when the seek was served, after \(waited)")
         #expect((try? await player.value) == nil, "the player's read ended with its cancellation")
 
         // The first fetch stops: nobody needs the bytes after what was read.
@@ -147,8 +149,10 @@ import Testing
             await eventually {
                 origin.fetchedRangesNow("slow.ts").contains { $0.range.lowerBound == 0 && !$0.completed }
             }, "the first fetch was cancelled")
-        let cancelled = try #require(try await origin.fetchedRanges("slow.ts").first { $0.range.lowerBound == 0 })
+        let fetched = try await origin.fetchedRanges("slow.ts")
+        let cancelled = try #require(fetched.first { $0.range.lowerBound == 0 })
         #expect(cancelled.bytes < Int64(20 * mib))
+        #expect(fetched.contains { $0.range.lowerBound == Int64(20 * mib) }, "the seek's own range request: \(fetched)")
         await cache.shutdown()
         await origin.stop()
     }
