@@ -247,12 +247,18 @@ actor ResourceCoordinator {
         return keepReading
     }
 
+    /// How many bytes ahead of what a direct write has written are kept reserved under the cap.
+    /// Room is taken as the body arrives, as for bytes that come through memory: reserving a
+    /// whole range at once (a player's `bytes=0-` is the rest of the file) evicted other entries
+    /// for bytes that might never come.
+    static let directWriteReservation: Int64 = 1 << 20
+
     /// Whether fetch `id`'s body can be written into the data file by the client's I/O thread:
-    /// a range response whose bytes all have room under the cap (reserved here, at once). The
-    /// bytes then reach readers through the file.
+    /// a range response with room under the cap for its first bytes (reserved here). The bytes
+    /// then reach readers through the file.
     private func beginDirectWrite(_ id: FetchID) -> (file: DataFileHandle, start: Int64)? {
         guard let fetch = machine.fetches[id], !fetch.readsWhole, fetch.position < fetch.end else { return nil }
-        let count = fetch.end - fetch.position
+        let count = min(fetch.end - fetch.position, Self.directWriteReservation)
         guard store.reserve(key: key, count: count) else { return nil }
         guard let file = try? openFile() else {
             store.cancelReservation(key: key, count: count)
@@ -262,25 +268,48 @@ actor ResourceCoordinator {
         return (file, fetch.position)
     }
 
-    /// The I/O thread has written `count` bytes of fetch `id`'s body: they are stored, and go to
-    /// waiting readers. A fetch no longer wanted is cancelled (bytes written past where it was to
-    /// stop are the same bytes another fetch brings, and are never claimed by this one).
+    /// The I/O thread has written `count` bytes of fetch `id`'s body: they are stored (within
+    /// room reserved for them), and go to waiting readers; room is reserved for the next ones. A
+    /// fetch no longer wanted is cancelled (bytes written past where it was to stop are the same
+    /// bytes another fetch brings, and are never claimed by this one). So is a fetch denied room:
+    /// the bytes it wrote past its reservation are never claimed, and the next fetch for them
+    /// brings them through memory, not kept.
     private func fetchWrote(_ id: FetchID, count: Int64) {
         guard var direct = directWrites[id], count > direct.handled else { return }
         let arrived = ByteRange(direct.start + direct.handled, direct.start + count)
         direct.handled = count
-        guard let usable = machine.usableRange(of: id, count: arrived.count), usable.lowerBound == arrived.lowerBound
+        guard !direct.denied, let usable = machine.usableRange(of: id, count: arrived.count),
+            usable.lowerBound == arrived.lowerBound
         else {
             directWrites[id] = direct
             fetchTasks[id]?.cancel()
             return
         }
-        let reserved = min(usable.count, direct.reserved)
-        direct.reserved -= reserved
+        if usable.count > direct.reserved {
+            // The I/O thread ran past the room reserved ahead of it.
+            let missing = usable.count - direct.reserved
+            if store.reserve(key: key, count: missing) { direct.reserved += missing } else { direct.denied = true }
+        }
+        let storable = ByteRange(usable.lowerBound, usable.lowerBound + min(usable.count, direct.reserved))
+        direct.reserved -= storable.count
+        if !direct.denied, let end = machine.fetches[id]?.end {
+            let wanted = min(Self.directWriteReservation, end - storable.upperBound)
+            if direct.reserved < wanted {
+                if store.reserve(key: key, count: wanted - direct.reserved) {
+                    direct.reserved = wanted
+                } else {
+                    direct.denied = true
+                }
+            }
+        }
         directWrites[id] = direct
-        store.didWrite(key: key, range: usable, reservedCount: reserved, now: .now)
-        let (keepReading, actions) = machine.fetchReceived(id, range: usable, stored: true, now: .now)
-        perform(actions)
+        var keepReading = !direct.denied
+        if !storable.isEmpty {
+            store.didWrite(key: key, range: storable, reservedCount: storable.count, now: .now)
+            let (keep, actions) = machine.fetchReceived(id, range: storable, stored: true, now: .now)
+            perform(actions)
+            keepReading = keepReading && keep
+        }
         if !keepReading { fetchTasks[id]?.cancel() }
     }
 
@@ -385,6 +414,8 @@ private struct DirectWrite {
     var handled: Int64
     /// Bytes reserved under the cap and not yet written.
     var reserved: Int64
+    /// Set when room for more was refused: the fetch is being stopped.
+    var denied = false
 }
 
 /// Comparing a response's validators with the cached ones.

@@ -1,5 +1,6 @@
 import Core
 import Foundation
+import HTTP
 import MediaCache
 import TestSupport
 import Testing
@@ -112,6 +113,65 @@ import Testing
         await cache.shutdown()
         for event in storedEvents(await recorder.events) { #expect(event.unpinned <= limit) }
         #expect(evicted(await recorder.events).isEmpty)
+        await origin.stop()
+    }
+
+    /// Room is taken as bytes arrive: a player that asks for the rest of a large file and stops
+    /// after a few kilobytes must not have emptied the cache for it.
+    @Test func aShortReadOfALargeResourceEvictsNothingItDidNotNeed() async throws {
+        let origin = try await Origin.start(limitRate: 400_000)  // the 3 MiB would take 8 s
+        let a = randomBytes(mib)
+        try origin.write("a.ts", a)
+        try origin.write("b.ts", randomBytes(3 * mib))
+        let cache = try makeCache(byteLimit: Int64(3 * mib + mib / 2))
+        let recorder = EventRecorder(cache)
+        _ = try await cache.bytes(origin.url("a.ts"))
+        #expect(await eventually { cache.entries().allSatisfy { !$0.isInUse } })
+        do {
+            let read = try await cache.read(origin.url("b.ts"), range: .from(first: 0))
+            var received = 0
+            for try await chunk in read.body {
+                received += chunk.count
+                if received >= 64 << 10 { break }
+            }
+        }  // the player closes its connection
+        #expect(await eventually { cache.entries().allSatisfy { !$0.isInUse } })
+        #expect(cache.entry(for: origin.url("a.ts"))?.cachedBytes == Int64(mib), "a is still cached")
+        #expect(try await cache.bytes(origin.url("a.ts")).1 == a)
+        await cache.shutdown()
+        #expect(evicted(await recorder.events).isEmpty)
+        await origin.stop()
+    }
+
+    /// Room runs out in the middle of a body the client's I/O thread writes into the file: the
+    /// bytes kept stay under the cap, the rest streams through, and the reader gets every byte.
+    @Test func roomRunningOutMidBodyKeepsTheCapAndTheReaderGetsEveryByte() async throws {
+        let origin = try await Origin.start()
+        let a = randomBytes(mib)
+        let b = randomBytes(3 * mib)
+        try origin.write("a.ts", a)
+        try origin.write("b.ts", b)
+        let limit = Int64(3 * mib)
+        let cache = try makeCache(byteLimit: limit)
+        let recorder = EventRecorder(cache)
+        // A reader holds a, so that only 2 MiB of room are left for b.
+        let holding = try await cache.read(origin.url("a.ts"))
+        var iterator = holding.body.makeAsyncIterator()
+        let first = try #require(try await iterator.next())
+        #expect(await eventually { cache.entry(for: origin.url("a.ts"))?.isComplete == true })
+        let (_, bytesOfB) = try await cache.bytes(origin.url("b.ts"))
+        #expect(bytesOfB == b)
+        let keptOfB = cache.entry(for: origin.url("b.ts"))?.cachedBytes ?? -1
+        #expect(keptOfB <= 2 * Int64(mib), "\(keptOfB) bytes of b kept")
+        #expect(cache.usage.unpinned <= limit)
+        var rest = first
+        while let chunk = try await iterator.next() { rest += chunk }
+        #expect(rest == a)
+        #expect(cache.entry(for: origin.url("a.ts"))?.cachedBytes == Int64(mib), "a was not evicted while in use")
+        // What b kept is b's bytes: read again (a may now go), it comes from disk and the origin.
+        #expect(try await cache.bytes(origin.url("b.ts")).1 == b)
+        await cache.shutdown()
+        for event in storedEvents(await recorder.events) { #expect(event.unpinned <= limit) }
         await origin.stop()
     }
 
