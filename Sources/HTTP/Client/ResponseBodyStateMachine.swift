@@ -85,6 +85,8 @@ struct ResponseBodyStateMachine: Sendable {
     private var producer: Producer = .streaming
     private var consumerWaiting = false
     private var consumerGone = false
+    /// In direct-write mode: the consumer went and the transfer was asked to stop.
+    private var cancelRequested = false
     /// The capacity a new buffer starts with: about the size of the last chunk taken, so that a
     /// steady transfer allocates once per chunk and never grows a buffer by copying.
     private var reserveHint = 64 << 10
@@ -275,17 +277,30 @@ struct ResponseBodyStateMachine: Sendable {
     ///
     /// - Returns: Whether the transfer is still running and must be cancelled, and a waiting
     ///   consumer to resume with the cancellation.
+    ///
+    /// In direct-write mode a waiting consumer is not resumed here but by ``finish(_:)``: the
+    /// producer still writes the bytes it gathered before it ends, and a consumer told of the
+    /// cancellation at once could measure or reuse the file while they land.
     mutating func consumerCancelled() -> (cancelTransfer: Bool, wake: WakeAction) {
         consumerGone = true
         buffer = []
+        if sink != nil, !isFinished {
+            defer { cancelRequested = true }
+            return (!cancelRequested, .none)
+        }
         var wake = WakeAction.none
         if consumerWaiting {
             consumerWaiting = false
             wake = .resume(.failure(.cancelled))
         }
-        if case .finished = producer { return (false, wake) }
+        if isFinished { return (false, wake) }
         producer = .finished(.cancelled)
         return (true, wake)
+    }
+
+    private var isFinished: Bool {
+        if case .finished = producer { return true }
+        return false
     }
 
     private mutating func takeBuffer() -> [UInt8] {

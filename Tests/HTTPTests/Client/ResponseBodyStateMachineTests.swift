@@ -139,6 +139,23 @@ import Testing
         #expect(machine.releaseDirectWriteDescriptor() == nil)
     }
 
+    /// A direct-write consumer that goes hears of it only once the producer ended: until then the
+    /// producer may still write the bytes it gathered into the consumer's file.
+    @Test func aCancelledDirectWriteEndsOnlyWhenTheProducerDoes() {
+        var machine = ResponseBodyStateMachine(highWater: 100)
+        #expect(machine.startDirectWrite(descriptor: 9, offset: 0) == .started(resumeProducer: false))
+        #expect(receive(10, &machine) == .writeDirectly(descriptor: 9, offset: 0))
+        #expect(machine.next() == .wait)
+        let (cancel, wake) = machine.consumerCancelled()
+        #expect(cancel && wake == .none, "the consumer still waits")
+        #expect(machine.consumerCancelled() == (cancelTransfer: false, wake: .none), "the transfer is stopped once")
+        #expect(receive(5, &machine) == .abort, "no new bytes are taken")
+        machine.wroteDirectly(10)  // the gathered bytes land
+        #expect(machine.finish(.cancelled) == .resume(.success(.written(10))))
+        #expect(machine.next() == .fail(.cancelled))
+        #expect(machine.releaseDirectWriteDescriptor() == 9)
+    }
+
     @Test func directWritesAfterTheEndHaveNothingToDo() {
         var ended = ResponseBodyStateMachine(highWater: 100)
         _ = ended.finish(nil)
