@@ -99,9 +99,11 @@ public struct MediaCacheBody: AsyncSequence, Sendable {
                 case .bytes(let bytes):
                     return .bytes(bytes)
                 case .disk(let range, let file, let lease):
-                    let duplicate = dup(file.descriptor)
-                    // Out of descriptors: the bytes are read instead.
-                    guard duplicate >= 0 else { return .bytes(try steps.readFile(range, file, lease)) }
+                    // Close-on-exec: a player `play` starts must not keep the data file open.
+                    let duplicate = fcntl(file.descriptor, F_DUPFD_CLOEXEC, 0)
+                    // Out of descriptors: the step's first bytes are read instead, as a chunk
+                    // iterator would read them (not the whole 64 MiB part).
+                    guard duplicate >= 0 else { return .bytes(try steps.readFileStart(range, file, lease)) }
                     return .file(HTTPFileRegion(takingOwnershipOf: duplicate, range: range))
                 }
             }
@@ -189,6 +191,18 @@ public struct MediaCacheBody: AsyncSequence, Sendable {
                     return .bytes(chunk)
                 }
             }
+        }
+
+        /// Reads the start of a disk step, at most ``ResourceFetchStateMachine/Configuration``'s
+        /// default read length; the next step starts after it. On failure the read ends.
+        mutating func readFileStart(
+            _ range: ByteRange, _ file: DataFileHandle, _ lease: ReaderLease
+        ) throws -> [UInt8] {
+            let length = ResourceFetchStateMachine.Configuration().maximumReadLength
+            let part = ByteRange(range.lowerBound, Swift.min(range.upperBound, range.lowerBound + length))
+            let bytes = try readFile(part, file, lease)
+            if case .cache(let lease, _, let end) = state { state = .cache(lease, position: part.upperBound, end: end) }
+            return bytes
         }
 
         /// Reads a disk step's bytes; on failure the read ends.

@@ -266,9 +266,10 @@ final class ResponseBodyChannel: Sendable {
     func startDirectWrite(
         descriptor: Int32, offset: Int64, reportInterval: Duration
     ) throws -> ResponseBodyStateMachine.DirectWriteAction {
-        let duplicate = dup(descriptor)
+        // Close-on-exec: a child another thread starts must not keep the file open.
+        let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
         guard duplicate >= 0 else {
-            let failure = SystemError.current("dup", subject: "descriptor \(descriptor)")
+            let failure = SystemError.current("fcntl(F_DUPFD_CLOEXEC)", subject: "descriptor \(descriptor)")
             throw HTTPClientError(.fileWriteFailed, byteOffset: offset, detail: "\(failure)")
         }
         let action = state.withLock {

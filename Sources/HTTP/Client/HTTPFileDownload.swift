@@ -357,6 +357,8 @@ private struct FileDownloadRunner {
         do {
             let data = try JSONEncoder().encode(record)
             if ResumeRecordAttribute.write(Array(data), descriptor: partialDescriptor) { return false }
+            // An attribute an earlier run left would be read before the file: it goes.
+            ResumeRecordAttribute.remove(descriptor: partialDescriptor)
             // Replaced whole, without Foundation's fsync (one per file would cost an HLS download a
             // sync per segment); a record torn by a power loss fails to decode and the file restarts.
             try AtomicFile.write(data, to: recordPath.path, temporaryPath: recordPath.path + ".streamkit-tmp")
