@@ -25,7 +25,8 @@ public final class MediaServer: Sendable {
         public var cache: MediaCache?
         /// Whether to run the proxy's path once at start, in the background, against a throwaway
         /// origin and cache (``ProxyWarmUp``), so that a player's first request is as quick as
-        /// the next ones. For long-running servers (`streamkit serve`, `play`); off by default.
+        /// the next ones (``proxyWarmedUp()`` returns when it is done). For long-running servers
+        /// (`streamkit serve`, `play`); off by default.
         public var warmsUpProxy = false
 
         /// Serves `libraryRoot` with the HTTP settings `http` (loopback, a free port by default),
@@ -45,10 +46,18 @@ public final class MediaServer: Sendable {
     public let http: HTTPServer
     /// The library it serves.
     public let library: MediaLibrary
+    private let warmUp: Task<Void, Never>?
 
-    private init(http: HTTPServer, library: MediaLibrary) {
+    private init(http: HTTPServer, library: MediaLibrary, warmUp: Task<Void, Never>?) {
         self.http = http
         self.library = library
+        self.warmUp = warmUp
+    }
+
+    /// Returns once the proxy's warm-up (``Configuration/warmsUpProxy``) is over and everything
+    /// it opened is closed and removed; at once when there is none.
+    public func proxyWarmedUp() async {
+        await warmUp?.value
     }
 
     /// `http://127.0.0.1:PORT/`.
@@ -76,10 +85,11 @@ public final class MediaServer: Sendable {
         }
         router.append(contentsOf: additionalRoutes)
         let http = try HTTPServer.start(configuration: configuration.http, router: router, logger: logger)
+        var warmUp: Task<Void, Never>?
         if let cache = configuration.cache, configuration.warmsUpProxy {
-            ProxyWarmUp.start(client: cache.client, logger: logger)
+            warmUp = ProxyWarmUp.start(client: cache.client, logger: logger)
         }
-        return MediaServer(http: http, library: library)
+        return MediaServer(http: http, library: library, warmUp: warmUp)
     }
 
     /// The library's routes (and the queue's, when there is one), for composing into another router.

@@ -17,7 +17,7 @@ enum ProxyWarmUp {
     /// Runs the warm-up with `client` (the real cache's, so that its first transfer is behind
     /// it too) and logs a failure at debug level: a failure only means that the first real
     /// request pays the start-up cost.
-    static func start(client: HTTPClient, logger: Logger) {
+    static func start(client: HTTPClient, logger: Logger) -> Task<Void, Never> {
         Task.detached(priority: .utility) {
             do {
                 try await run(client: client)

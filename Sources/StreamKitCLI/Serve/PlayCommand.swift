@@ -101,6 +101,7 @@ struct PlayCommand: ParsableCommand {
             context.writeError("error: cannot serve on 127.0.0.1:\(port): \(error)\n")
             throw ExitCode.failure
         }
+        await server.proxyWarmedUp()
         let isPlaylist = await Self.isPlaylist(url, cache: cache)
         let local = server.baseURL + ProxyRoutes.localPath(for: url, isPlaylist: isPlaylist).dropFirst()
         context.write("Playing \(url)\nLocal URL: \(local)\n")

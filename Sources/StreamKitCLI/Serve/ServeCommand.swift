@@ -94,6 +94,9 @@ struct ServeCommand: ParsableCommand {
             context.writeError("error: cannot serve on \(host):\(port): \(error)\n")
             throw ExitCode.failure
         }
+        // Ready once the proxy's path has run once (a few milliseconds): the first player's
+        // request is then as quick as the next, and the process holds only what it serves with.
+        await server.proxyWarmedUp()
         let watcher = SignalWatcher()
         defer { watcher.cancel() }
         if server.http.isReachableFromNetwork {
