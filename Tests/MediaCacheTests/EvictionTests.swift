@@ -119,16 +119,20 @@ import Testing
     /// Room is taken as bytes arrive: a player that asks for the rest of a large file and stops
     /// after a few kilobytes must not have emptied the cache for it.
     @Test func aShortReadOfALargeResourceEvictsNothingItDidNotNeed() async throws {
-        let origin = try await Origin.start(limitRate: 400_000)  // the 3 MiB would take 8 s
+        let origin = try await Origin.start()
+        // b comes at 100 KB/s: its fetch would need room beyond a's only after 1.5 MiB, 15 s; it
+        // is cancelled long before (at 400 KB/s, a full suite on two cores once held the
+        // cancellation up that long). Reserving b's whole range at once evicted a at the start.
+        let slowOrigin = try await Origin.start(limitRate: 100_000)
         let a = randomBytes(mib)
         try origin.write("a.ts", a)
-        try origin.write("b.ts", randomBytes(3 * mib))
+        try slowOrigin.write("b.ts", randomBytes(3 * mib))
         let cache = try makeCache(byteLimit: Int64(3 * mib + mib / 2))
         let recorder = EventRecorder(cache)
         _ = try await cache.bytes(origin.url("a.ts"))
         #expect(await eventually { cache.entries().allSatisfy { !$0.isInUse } })
         do {
-            let read = try await cache.read(origin.url("b.ts"), range: .from(first: 0))
+            let read = try await cache.read(slowOrigin.url("b.ts"), range: .from(first: 0))
             var received = 0
             for try await chunk in read.body {
                 received += chunk.count
@@ -141,6 +145,7 @@ import Testing
         await cache.shutdown()
         #expect(evicted(await recorder.events).isEmpty)
         await origin.stop()
+        await slowOrigin.stop()
     }
 
     /// Room runs out in the middle of a body the client's I/O thread writes into the file: the
