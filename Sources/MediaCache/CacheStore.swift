@@ -646,6 +646,20 @@ enum DataFile {
         }
     }
 
+    /// Frees the blocks of `range` (a hole; the file keeps its size). Best effort: a file system
+    /// without holes keeps the bytes, which no span claims.
+    static func punchHole(_ range: ByteRange, in descriptor: Int32) {
+        // FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
+        _ = fallocate?(descriptor, 0x02 | 0x01, off_t(range.lowerBound), off_t(range.count))
+    }
+
+    /// Linux's `fallocate`, which Glibc's module leaves out without `_GNU_SOURCE`: looked up at
+    /// run time (absent elsewhere).
+    private static let fallocate: (@convention(c) (Int32, Int32, off_t, off_t) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "fallocate") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32, off_t, off_t) -> Int32).self)
+    }()
+
     /// Reads exactly `range` (fewer bytes only if the file ends first).
     static func read(_ range: ByteRange, from descriptor: Int32) throws(SystemError) -> [UInt8] {
         let count = Int(range.count)

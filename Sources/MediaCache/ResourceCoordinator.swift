@@ -292,6 +292,7 @@ actor ResourceCoordinator {
         }
         let storable = ByteRange(usable.lowerBound, usable.lowerBound + min(usable.count, direct.reserved))
         direct.reserved -= storable.count
+        direct.storedEnd = storable.upperBound
         if !direct.denied, let end = machine.fetches[id]?.end {
             let wanted = min(Self.directWriteReservation, end - storable.upperBound)
             if direct.reserved < wanted {
@@ -315,8 +316,9 @@ actor ResourceCoordinator {
 
     private func fetchEnded(_ id: FetchID, failure: MediaCacheError?) {
         fetchTasks[id] = nil
-        if let direct = directWrites.removeValue(forKey: id), direct.reserved > 0 {
-            store.cancelReservation(key: key, count: direct.reserved)
+        if let direct = directWrites.removeValue(forKey: id) {
+            if direct.reserved > 0 { store.cancelReservation(key: key, count: direct.reserved) }
+            if direct.denied { freeUnclaimedBytes(of: id, direct) }
         }
         if let failure {
             fetchErrors[id] = failure
@@ -330,6 +332,16 @@ actor ResourceCoordinator {
             drainWaiters = []
             for waiter in waiters { waiter.resume() }
         }
+    }
+
+    /// A body denied room may have been written past it (the I/O thread does not wait for the
+    /// room to be granted): those bytes, never claimed, give their blocks back, so that the disk
+    /// holds no more than the cap counts. Only within the fetch's own span, which no other fetch
+    /// writes, and now that the transfer is over (a direct write ends only then).
+    private func freeUnclaimedBytes(of id: FetchID, _ direct: DirectWrite) {
+        guard let fetch = machine.fetches[id], let file else { return }
+        let span = ByteRange(direct.storedEnd, max(direct.storedEnd, min(direct.start + direct.handled, fetch.end)))
+        for gap in machine.available.gaps(in: span) { DataFile.punchHole(gap, in: file.descriptor) }
     }
 
     // MARK: Actions
@@ -416,6 +428,15 @@ private struct DirectWrite {
     var reserved: Int64
     /// Set when room for more was refused: the fetch is being stopped.
     var denied = false
+    /// The end of the bytes stored (claimed) so far.
+    var storedEnd: Int64
+
+    init(start: Int64, handled: Int64, reserved: Int64) {
+        self.start = start
+        self.handled = handled
+        self.reserved = reserved
+        storedEnd = start
+    }
 }
 
 /// Comparing a response's validators with the cached ones.

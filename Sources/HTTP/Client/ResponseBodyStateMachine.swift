@@ -188,6 +188,9 @@ struct ResponseBodyStateMachine: Sendable {
     /// The transfer ended, cleanly (`nil`) or with an error.
     mutating func finish(_ error: HTTPClientError?) -> WakeAction {
         if case .finished = producer { return .none }
+        // A transfer the consumer stopped fails as cancelled, whatever libcurl made of the
+        // refused bytes (a write error).
+        let error = cancelRequested && error != nil ? .cancelled : error
         producer = .finished(error)
         guard consumerWaiting else { return .none }
         consumerWaiting = false
