@@ -101,13 +101,13 @@ struct PlayCommand: ParsableCommand {
             context.writeError("error: cannot serve on 127.0.0.1:\(port): \(error)\n")
             throw ExitCode.failure
         }
+        let watcher = SignalWatcher()  // before the waits: a Ctrl-C meanwhile still stops cleanly
+        defer { watcher.cancel() }
         await server.proxyWarmedUp()
         let isPlaylist = await Self.isPlaylist(url, cache: cache)
         let local = server.baseURL + ProxyRoutes.localPath(for: url, isPlaylist: isPlaylist).dropFirst()
         context.write("Playing \(url)\nLocal URL: \(local)\n")
 
-        let watcher = SignalWatcher()
-        defer { watcher.cancel() }
         var outcome: ExitCode = .success
         if let executable {
             context.write("Starting \(executable.choice.rawValue). Press Ctrl-C to stop.\n")

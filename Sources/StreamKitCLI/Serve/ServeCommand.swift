@@ -94,11 +94,11 @@ struct ServeCommand: ParsableCommand {
             context.writeError("error: cannot serve on \(host):\(port): \(error)\n")
             throw ExitCode.failure
         }
+        let watcher = SignalWatcher()  // before the wait: a Ctrl-C meanwhile still stops cleanly
+        defer { watcher.cancel() }
         // Ready once the proxy's path has run once (a few milliseconds): the first player's
         // request is then as quick as the next, and the process holds only what it serves with.
         await server.proxyWarmedUp()
-        let watcher = SignalWatcher()
-        defer { watcher.cancel() }
         if server.http.isReachableFromNetwork {
             context.writeError(
                 "warning: listening on \(host):\(server.port): the library is reachable from other machines\n")
