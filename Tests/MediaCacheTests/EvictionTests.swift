@@ -32,6 +32,17 @@ import Testing
         }
     }
 
+    /// Starts reading `url` and waits until the whole resource is cached; the entry stays in use
+    /// while the returned iterator (holding the first chunk's successors) lives.
+    private func holdInUse(
+        _ cache: MediaCache, _ url: String
+    ) async throws -> (MediaCacheBody.Iterator, [UInt8]) {
+        var iterator = try await cache.read(url).body.makeAsyncIterator()
+        let first = try #require(try await iterator.next())
+        #expect(await eventually { cache.entry(for: url)?.isComplete == true })
+        return (iterator, first)
+    }
+
     @Test func theCapHoldsAfterEveryWriteAndTheLeastRecentlyUsedGoesFirst() async throws {
         let origin = try await Origin.start()
         var contents: [String: [UInt8]] = [:]
@@ -99,10 +110,7 @@ import Testing
         let cache = try makeCache(byteLimit: limit)
         let recorder = EventRecorder(cache)
         // A reader holds a: it has been fetched whole but is still being read.
-        let holding = try await cache.read(origin.url("a.ts"))
-        var iterator = holding.body.makeAsyncIterator()
-        let first = try #require(try await iterator.next())
-        #expect(await eventually { cache.entry(for: origin.url("a.ts"))?.isComplete == true })
+        var (iterator, first) = try await holdInUse(cache, origin.url("a.ts"))
         // b does not fit next to a, and a may not go: b's bytes stream through, correct, unkept.
         let (_, bytesOfB) = try await cache.bytes(origin.url("b.ts"))
         #expect(bytesOfB == b)
@@ -160,10 +168,7 @@ import Testing
         let cache = try makeCache(byteLimit: limit)
         let recorder = EventRecorder(cache)
         // A reader holds a, so that only 2 MiB of room are left for b.
-        let holding = try await cache.read(origin.url("a.ts"))
-        var iterator = holding.body.makeAsyncIterator()
-        let first = try #require(try await iterator.next())
-        #expect(await eventually { cache.entry(for: origin.url("a.ts"))?.isComplete == true })
+        var (iterator, first) = try await holdInUse(cache, origin.url("a.ts"))
         let (_, bytesOfB) = try await cache.bytes(origin.url("b.ts"))
         #expect(bytesOfB == b)
         let entryOfB = try #require(cache.entry(for: origin.url("b.ts")))
