@@ -93,6 +93,31 @@ import Testing
         await setup.origin.stop()
     }
 
+    /// Durations and bandwidths no integer holds (a segment of 1e-21 s is a rate of 8e27 bit/s;
+    /// one of 1e19 s a target duration past Int.max) are carried through, not trapped on.
+    @Test func absurdDurationsAndBandwidthsAreHandled() async throws {
+        let media = Self.playlist([
+            "#EXTINF:0.000000000000000000001,", "a.ts",
+            "#EXTINF:10000000000000000000,", "b.ts",
+        ])
+        let master = Data(
+            """
+            #EXTM3U
+            #EXT-X-STREAM-INF:BANDWIDTH=9000000000000000000
+            media.m3u8
+
+            """.utf8)
+        let setup = try await Setup.make(files: [
+            "master.m3u8": master, "media.m3u8": media, "a.ts": Data([1, 2, 3]), "b.ts": Data([4, 5]),
+        ])
+        let (result, _) = try await Support.run(setup.job("master.m3u8"))
+        #expect(result.status == .complete)
+        let local = try Support.segmentFiles(ofPlaylist: setup.package.appendingPathComponent("video/index.m3u8"))
+        #expect(local.count == 2)
+        setup.expectNothingOutsideThePackage()
+        await setup.origin.stop()
+    }
+
     /// `file://`, `ftp://` and other schemes, for segments, maps and keys, are refused before
     /// anything is fetched, naming the URI; the folder is not left behind.
     @Test(arguments: [

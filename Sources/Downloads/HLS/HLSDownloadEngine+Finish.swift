@@ -172,7 +172,7 @@ extension HLSDownloadEngine {
         }
         guard seconds > 0 else { return nil }
         return MasterComposer.MeasuredBandwidth(
-            peak: Int(peak.rounded(.up)), average: Int((bytes * 8 / seconds).rounded(.up)))
+            peak: Int(saturating: peak.rounded(.up)), average: Int(saturating: (bytes * 8 / seconds).rounded(.up)))
     }
 
     // MARK: State on disk

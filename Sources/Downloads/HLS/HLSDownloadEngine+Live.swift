@@ -34,9 +34,11 @@ extension HLSDownloadEngine {
         var lastChange = ContinuousClock.now
         while !control.stopRequested {
             let target = Double(state.withLock { $0.renditions[index].header.targetDuration } ?? 2)
-            // RFC 8216bis §6.3.4: reload after the target duration, or half of it when nothing changed.
+            // RFC 8216bis §6.3.4: reload after the target duration, or half of it when nothing
+            // changed; never longer than the wait after which a silent stream is taken as ended.
+            let wait = min(max(0.25, changed ? target : target / 2), options.liveStallTimeout.secondsValue)
             do {
-                try await control.sleep(.milliseconds(Int64(max(0.25, changed ? target : target / 2) * 1000)))
+                try await control.sleep(.milliseconds(Int64(saturating: wait * 1000)))
             } catch {
                 throw .cancelled
             }

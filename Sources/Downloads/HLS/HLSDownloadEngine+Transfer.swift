@@ -14,7 +14,7 @@ extension HLSDownloadEngine {
         queue.enqueue(items)
         if !recording { queue.finish(dropPending: false) }
         let ticker = Task { await self.tick() }
-        defer { ticker.cancel() }
+        let outcome: Result<Void, HLSDownloadError>
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<options.connections {
@@ -25,11 +25,17 @@ extension HLSDownloadEngine {
                 }
                 try await group.waitForAll()
             }
+            outcome = .success(())
         } catch let error as HLSDownloadError {
-            throw error
+            outcome = .failure(error)
         } catch {
-            throw .cancelled
+            outcome = .failure(.cancelled)
         }
+        // The ticker's last checkpoint is written before the caller writes its own: an older
+        // snapshot must not land after the final one.
+        ticker.cancel()
+        await ticker.value
+        try outcome.get()
         if Task.isCancelled { throw .cancelled }
     }
 

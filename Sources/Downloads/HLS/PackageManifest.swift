@@ -146,10 +146,13 @@ enum PackageStore {
         }
     }
 
-    /// Writes `data` to a temporary name next to `url`, then renames it into place.
+    /// Writes `data` to a temporary name next to `url`, then renames it into place. The name is
+    /// one of its own: two writers of one file (two renditions' recorders fetching the same key,
+    /// two pieces saving one ranges record) must not write into the same temporary file.
     static func writeAtomically(_ data: Data, to url: URL) throws(HLSDownloadError) {
+        let unique = "." + String(UInt64.random(in: 0...UInt64.max), radix: 36)
         do {
-            try AtomicFile.write(data, to: url.path, temporaryPath: url.path + PackageLayout.temporarySuffix)
+            try AtomicFile.write(data, to: url.path, temporaryPath: url.path + unique + PackageLayout.temporarySuffix)
         } catch {
             throw HLSDownloadError(.writeFailed, path: url.lastPathComponent, detail: "\(error)")
         }

@@ -112,7 +112,7 @@ enum PlaylistComposer {
         let first = segments.first
         let discontinuitySequence =
             first.map { $0.resolved.discontinuitySequence &- ($0.segment.isDiscontinuity ? 1 : 0) } ?? 0
-        let longestRounded = longest.isFinite ? Int(longest.rounded()) : 0
+        let longestRounded = longest.isFinite ? Int(saturating: longest.rounded()) : 0
         return MediaPlaylist(
             version: max(header.version ?? 3, requiredVersion),
             targetDuration: max(header.targetDuration ?? 1, longestRounded, 1),

@@ -1,3 +1,5 @@
+import Core
+
 /// Estimates a package's size before its files have arrived: exact for files done and for byte
 /// ranges, otherwise bytes a second of media (measured on the rendition's files done so far, or
 /// from the variant's BANDWIDTH before any) times the seconds left. Pure.
@@ -36,6 +38,6 @@ struct SizeEstimator: Sendable, Hashable {
             }
             total += part
         }
-        return Int64(total.rounded())
+        return Int64(saturating: total.rounded())
     }
 }

@@ -96,7 +96,7 @@ struct DownloadCommand: ParsableCommand {
             throw ValidationError("--retries must be between 0 and 100, got \(retries)")
         }
         try Self.validateSelection(variant: variant, audio: audio, subs: subs, connections: connections)
-        if let liveDuration, !(liveDuration > 0) {
+        if let liveDuration, !(liveDuration > 0 && liveDuration <= 1e9) {
             throw ValidationError("--live-duration must be a number of seconds above 0, got \(liveDuration)")
         }
         guard maxSegments >= 1 else { throw ValidationError("--max-segments must be at least 1, got \(maxSegments)") }
