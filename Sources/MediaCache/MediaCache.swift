@@ -32,6 +32,9 @@ import Darwin
 public final class MediaCache: Sendable {
     /// The settings it was opened with.
     public let configuration: MediaCacheConfiguration
+    /// What this process's caches send in `Via` with every request: `streamkit-` and a random
+    /// value, so that a request that comes back to this process's proxy can be told.
+    public static let requestMark = "streamkit-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
     let store: CacheStore
     /// The HTTP client it fetches with (its own unless one was given).
     public let client: HTTPClient
@@ -58,6 +61,10 @@ public final class MediaCache: Sendable {
     /// - Throws: ``MediaCacheError`` of kind `inUse` when another process has the directory open,
     ///   `storageFailed` when it cannot be created or the index cannot be opened.
     public init(configuration: MediaCacheConfiguration, client: HTTPClient? = nil) throws {
+        var configuration = configuration
+        // RFC 9110 §7.6.3: a proxy names itself in Via; the mark also lets the proxy routes
+        // refuse a request this cache made (an origin redirecting it back to the proxy).
+        configuration.requestHeaders.add("Via", "1.1 \(Self.requestMark)")
         self.configuration = configuration
         try? FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
         let lockPath = configuration.directory + "/lock"

@@ -81,7 +81,9 @@ public final class MediaServer: Sendable {
         var router = try routes(for: library, queue: configuration.queue)
         if let cache = configuration.cache {
             router.append(
-                contentsOf: ProxyRoutes.routes(cache: cache, allowedOrigins: configuration.http.allowedOrigins))
+                contentsOf: ProxyRoutes.routes(
+                    cache: cache, allowedOrigins: configuration.http.allowedOrigins,
+                    loopbackClientsOnly: !configuration.http.isLoopbackOnly))
         }
         router.append(contentsOf: additionalRoutes)
         let http = try HTTPServer.start(configuration: configuration.http, router: router, logger: logger)

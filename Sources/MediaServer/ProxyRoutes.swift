@@ -25,16 +25,31 @@ public enum ProxyRoutes {
     /// - Parameters:
     ///   - cache: The media cache.
     ///   - allowedOrigins: Web origins whose pages may use the proxy (the server's CORS origins).
-    public static func routes(cache: MediaCache, allowedOrigins: [String] = []) -> HTTPRouter {
-        let policy = ProxyRequestPolicy(allowedOrigins: allowedOrigins)
+    ///   - loopbackClientsOnly: Refuse clients on other machines (for a server listening on a
+    ///     network address: the proxy would open the user's loopback services to the network).
+    public static func routes(
+        cache: MediaCache, allowedOrigins: [String] = [], loopbackClientsOnly: Bool = false
+    ) -> HTTPRouter {
+        let policy = ProxyRequestPolicy(allowedOrigins: allowedOrigins, loopbackClientsOnly: loopbackClientsOnly)
         var router = HTTPRouter()
         router.get(filePath) { request in
-            try await file(request, cache: cache, policy: policy)
+            contained(try await file(request, cache: cache, policy: policy))
         }
         router.get(playlistPath) { request in
-            try await playlist(request, cache: cache, policy: policy)
+            contained(try await playlist(request, cache: cache, policy: policy))
         }
         return router
+    }
+
+    /// What an origin sends is served as data, never as a page of this server's origin: a proxied
+    /// HTML document with scripts would otherwise run at `http://127.0.0.1:PORT` and read through
+    /// the proxy (and the library) as a same-origin page. A sandboxed document runs no script and
+    /// has an origin of its own; `nosniff` keeps a browser from guessing a page out of data.
+    static func contained(_ response: HTTPServerResponse) -> HTTPServerResponse {
+        var response = response
+        response.headers.replaceOrAdd("Content-Security-Policy", "sandbox; default-src 'none'")
+        response.headers.replaceOrAdd("X-Content-Type-Options", "nosniff")
+        return response
     }
 
     /// The proxy URL (path and query) that plays `url` through these routes: the playlist route
@@ -260,16 +275,32 @@ public enum ProxyRoutes {
 /// Who may use the proxy, and what it may fetch.
 struct ProxyRequestPolicy: Sendable {
     let allowedOrigins: Set<String>
+    let loopbackClientsOnly: Bool
 
-    init(allowedOrigins: [String]) {
+    init(allowedOrigins: [String], loopbackClientsOnly: Bool = false) {
         self.allowedOrigins = Set(allowedOrigins.map { $0.lowercased() })
+        self.loopbackClientsOnly = loopbackClientsOnly
+    }
+
+    /// Whether `address` (`host:port` as the server reports a peer) is this machine.
+    static func isLoopback(_ address: String) -> Bool {
+        address.hasPrefix("127.") || address.hasPrefix("[::1]:") || address.hasPrefix("[::ffff:127.")
     }
 
     /// The `url` parameter of a request that may use the proxy.
     ///
-    /// - Throws: ``HTTPResponseError``: 403 for a web page of another origin, 400 for a missing
-    ///   or non-http(s) URL.
+    /// - Throws: ``HTTPResponseError``: 403 for a web page of another origin, a client on another
+    ///   machine (with `loopbackClientsOnly`) or a request this process's cache made; 400 for a
+    ///   missing or non-http(s) URL.
     func target(of request: HTTPServerRequest) throws(HTTPResponseError) -> String {
+        if loopbackClientsOnly && !Self.isLoopback(request.remoteAddress) {
+            throw HTTPResponseError(.forbidden, message: "the caching proxy serves this machine only")
+        }
+        if let via = request.headers["Via"], via.contains(MediaCache.requestMark) {
+            // This process's cache asking its own proxy: an origin redirected it here, or a
+            // playlist points at the proxy. Followed, it would fetch through itself forever.
+            throw HTTPResponseError(.forbidden, message: "the proxy does not fetch through itself")
+        }
         let origin = request.headers["Origin"]?.lowercased()
         let allowed = origin.map { allowedOrigins.contains($0) } ?? false
         if origin != nil && !allowed {

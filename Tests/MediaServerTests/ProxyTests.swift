@@ -4,6 +4,7 @@ import HLS
 import HTTP
 import MediaCache
 import MediaServer
+import Synchronization
 import TestSupport
 import Testing
 
@@ -170,6 +171,47 @@ struct ProxySetup {
         #expect(allowed.status == 200)
         #expect(allowed.header("Access-Control-Allow-Origin") == "http://player.example")
         #expect(try await proxy.nginx.settledAccessLog().count == 1, "refused requests never reached the origin")
+        await proxy.stop()
+    }
+
+    /// What an origin sends is data, never a page of the proxy's origin (a proxied HTML page's
+    /// scripts would read through the proxy as same-origin requests); a request this process's
+    /// cache made is refused (an origin redirecting the proxy to itself looped without end).
+    @Test func originContentIsNotAPageAndTheProxyDoesNotFetchThroughItself() async throws {
+        let proxy = try await ProxySetup.start()
+        try Data("<script>fetch('/')</script>".utf8).write(to: proxy.originRoot.appendingPathComponent("page.html"))
+        let page = try await proxy.request(proxy.filePath("page.html"))
+        #expect(page.status == 200)
+        #expect(page.header("Content-Security-Policy") == "sandbox; default-src 'none'")
+        #expect(page.header("X-Content-Type-Options") == "nosniff")
+        let playlist = try await proxy.request(proxy.playlistPath("none.m3u8"))
+        #expect(playlist.header("Content-Security-Policy") == "sandbox; default-src 'none'")
+
+        let marked = try await proxy.request(proxy.filePath("page.html"), "Via: 1.1 \(MediaCache.requestMark)\r\n")
+        #expect(marked.status == 403)
+        // An origin that sends the proxy back to itself: one refused hop, not a loop.
+        let back = Mutex("")  // the proxy URL of this very origin URL, known once it listens
+        let redirecting = try ScriptedTCPResponder { _ in
+            [
+
+                .readRequestHead,
+                .send(
+                    ScriptedTCPResponder.httpResponse(
+                        status: 302,
+                        headers: [
+                            ("Location", back.withLock { $0 }), ("Content-Length", "0"), ("Connection", "close"),
+                        ], body: [])),
+                .close,
+            ]
+        }
+        let target = ProxyRoutes.localPath(for: redirecting.url("a.mp4").absoluteString, isPlaylist: false)
+        back.withLock { $0 = proxy.url(target) }
+        let started = ContinuousClock.now
+        let looped = try await proxy.request(target)
+        #expect(looped.status >= 400, "\(looped.status)")
+        #expect(redirecting.connectionCount <= 3, "\(redirecting.connectionCount) requests to the origin")
+        #expect(started.duration(to: .now) < .seconds(30))
+        await redirecting.stop()
         await proxy.stop()
     }
 

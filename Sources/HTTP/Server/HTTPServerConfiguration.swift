@@ -6,6 +6,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// The address to listen on: an IPv4 or IPv6 literal, or `localhost`. Anything but a
     /// loopback address makes the server reachable from the network; the server logs a warning.
     public var host: String
+    /// Whether ``host`` is a loopback address (an invalid one counts as loopback: it binds
+    /// nothing). A server on any other address is reachable from other machines.
+    public var isLoopbackOnly: Bool { ServerSocket.Address(host)?.isLoopback ?? true }
     /// The port; 0 picks a free one (read it from ``HTTPServer/port``).
     public var port: UInt16
     /// Event-loop threads; each owns its connections. At least 1.

@@ -101,7 +101,8 @@ struct ServeCommand: ParsableCommand {
         await server.proxyWarmedUp()
         if server.http.isReachableFromNetwork {
             context.writeError(
-                "warning: listening on \(host):\(server.port): the library is reachable from other machines\n")
+                "warning: listening on \(host):\(server.port): the library is reachable from other machines "
+                    + "(the caching proxy answers this machine only)\n")
         }
         var proxy = ""
         if let cache {
