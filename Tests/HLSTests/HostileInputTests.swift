@@ -97,6 +97,21 @@ import Testing
         }
     }
 
+    /// Definitions that each reference the previous one twice double at every line: 30 lines of
+    /// under 2 KB would ask for a terabyte. Substitution stops at its limit with an error.
+    @Test func aChainOfDoublingVariablesIsRefused() async throws {
+        var lines = ["#EXTM3U", "#EXT-X-DEFINE:NAME=\"a0\",VALUE=\"\(String(repeating: "x", count: 1024))\""]
+        for level in 1...30 {
+            lines.append("#EXT-X-DEFINE:NAME=\"a\(level)\",VALUE=\"{$a\(level - 1)}{$a\(level - 1)}\"")
+        }
+        lines += ["#EXT-X-TARGETDURATION:1", "#EXTINF:1,", "{$a30}.ts", ""]
+        let text = lines.joined(separator: "\n")
+        let (result, elapsed) = try await timed { Result { try Playlist.parse(text) } }
+        let error = try #require(throws: PlaylistError.self) { try result.get() }
+        #expect(error.reason.contains("would produce more than 16 MiB"), "\(error)")
+        #expect(elapsed < .seconds(30), "took \(elapsed)")
+    }
+
     @Test func manyLinesAndVariableReferences() async throws {
         let discontinuities =
             "#EXTM3U\n#EXT-X-TARGETDURATION:1\n" + String(repeating: "#EXT-X-DISCONTINUITY\n", count: 200_000)

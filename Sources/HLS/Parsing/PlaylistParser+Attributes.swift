@@ -363,6 +363,12 @@ extension PlaylistParser {
                     guard let value = variables[name] else {
                         throw failure("undefined variable {$\(text.excerpt((index + 2)..<nameEnd))} in \(what)")
                     }
+                    substitutedBytes += value.utf8.count
+                    if substitutedBytes > substitutionLimit {
+                        throw failure(
+                            "substituting variables in \(what) would produce more than \(substitutionLimit >> 20) MiB in all"
+                        )
+                    }
                     output.append(contentsOf: value.utf8)
                     substituted = true
                     index = nameEnd + 1

@@ -78,6 +78,12 @@ struct PlaylistParser {
     var definitions: [VariableDefinition] = []
     var variables: [String: String] = [:]
     var variableLines: [String: Int] = [:]
+    /// Bytes variable substitution produced, and the most it may. Values are stored substituted, so a chain
+    /// of definitions each referencing the previous one twice doubles at every line: a 2 KB
+    /// playlist asked for gigabytes. Eight times the playlist, at least 16 MiB, is far more than
+    /// any playlist substitutes (a token in every URI of a large playlist about doubles it).
+    var substitutedBytes = 0
+    var substitutionLimit: Int { max(16 << 20, bytes.count < Int.max / 8 ? bytes.count * 8 : Int.max) }
     var importLine = 0
     /// Unknown tags and comments read before the playlist kind was known.
     var earlyLines: [PlaylistLine] = []
