@@ -8,6 +8,12 @@ extension HLSDownloadEngine {
     /// Runs the transfer workers over every pending file (and, for a live playlist, the reloaders
     /// that add more), with a ticker for progress and checkpoints.
     func transfer() async throws(HLSDownloadError) {
+        // Byte-range files whose every range arrived in an earlier run that stopped before moving
+        // them into place (a kill during a long decryption, say): no piece is left to end them.
+        let finished = state.withLock { state in
+            state.ranged.filter { index, ranged in ranged.piecesLeft <= 0 && !state.states[index].isDone }.map(\.key)
+        }
+        for index in finished.sorted() { try completeRanged(index) }
         let (items, recording) = state.withLock { state in
             (pendingItems(in: state, files: Array(state.files.indices)), state.renditions.contains { !$0.ended })
         }
@@ -270,7 +276,7 @@ extension HLSDownloadEngine {
     }
 
     /// Moves a byte-range file into place once every piece has ended (decrypting an own-file segment).
-    private func completeRanged(_ index: Int) throws(HLSDownloadError) {
+    func completeRanged(_ index: Int) throws(HLSDownloadError) {
         let (file, ranged) = state.withLock { ($0.files[index], $0.ranged[index] ?? RangedFileState()) }
         let finalPath = path(file.path)
         let partial = finalPath + PackageLayout.rangedPartialSuffix
