@@ -118,44 +118,6 @@ import Testing
         await setup.origin.stop()
     }
 
-    /// A byte-range file whose every range arrived, left under its partial name by a run killed
-    /// before moving it into place (during a long decryption, say), is moved into place by the
-    /// next run, not marked as a gap.
-    @Test func aRangedFileFinishedButNotMovedIsCompletedOnResume() async throws {
-        let content = Data((0..<12000).map { UInt8($0 % 251) })
-        let setup = try await Setup.make(files: [
-            "media.ts": content,
-            "index.m3u8": Self.playlist([
-                "#EXTINF:2,", "#EXT-X-BYTERANGE:4000@0", "media.ts",
-                "#EXTINF:2,", "#EXT-X-BYTERANGE:8000@4000", "media.ts",
-            ]),
-        ])
-        let job = setup.job("index.m3u8")
-        #expect(try await Support.run(job).0.status == .complete)
-        // The state such a kill leaves: the bytes under the partial name, the ranges record
-        // complete, the manifest not yet told.
-        let final = setup.package.appendingPathComponent("video/media-0.ts").path
-        #expect(rename(final, final + PackageLayout.rangedPartialSuffix) == 0)
-        try RangesRecord(
-            url: setup.origin.url("media.ts").absoluteString, validator: nil, done: ByteRangeSet([ByteRange(0, 12000)])
-        ).save(final + PackageLayout.rangesRecordSuffix)
-        var manifest = try #require(try PackageManifest.load(from: setup.package))
-        for index in manifest.files.indices where manifest.files[index].path == "video/media-0.ts" {
-            manifest.files[index].state = "pending"
-            manifest.files[index].length = nil
-        }
-        manifest.status = .downloading
-        try PackageStore.save(manifest, in: setup.package)
-        let requestsBefore = try await setup.origin.settledAccessLogCount()
-        let (second, _) = try await Support.run(job)
-        #expect(second.status == .complete)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: final)) == content)
-        let ranges = try await setup.origin.settledAccessLog().dropFirst(requestsBefore).filter { $0.uri == "/media.ts" }
-        #expect(ranges.isEmpty, "no range fetched again")
-        setup.expectNothingOutsideThePackage()
-        await setup.origin.stop()
-    }
-
     /// `file://`, `ftp://` and other schemes, for segments, maps and keys, are refused before
     /// anything is fetched, naming the URI; the folder is not left behind.
     @Test(arguments: [

@@ -275,7 +275,7 @@ final class HLSDownloadEngine: Sendable {
 
     /// Rebuilds the plan from the recorded source playlists of an earlier run.
     private func restore(_ manifest: PackageManifest) throws(HLSDownloadError) {
-        var loaded: [(PackageManifest.Rendition, MediaPlaylist)] = []
+        var loaded: [(PackageManifest.Rendition, MediaPlaylist, UInt64?)] = []
         for record in manifest.renditions {
             let sourcePath = sourcePath(of: record.folder)
             guard let data = FileManager.default.contents(atPath: sourcePath) else {
@@ -291,7 +291,7 @@ final class HLSDownloadEngine: Sendable {
             guard case .media(let media) = parsed.playlist else {
                 throw HLSDownloadError(.packageConflict, detail: "\(sourcePath) is not a media playlist")
             }
-            loaded.append((record, media))
+            loaded.append((record, media, Self.lastSourceSequence(inRecordedSource: data)))
         }
         try state.withLock { (state) throws(HLSDownloadError) in
             state.master = manifest.master
@@ -299,7 +299,7 @@ final class HLSDownloadEngine: Sendable {
             state.variant = manifest.variant
             state.live = manifest.live
             state.created = manifest.created
-            for (index, (record, media)) in loaded.enumerated() {
+            for (index, (record, media, recordedLast)) in loaded.enumerated() {
                 let role = RenditionRole(rawValue: record.role) ?? .main
                 let selected = SelectedRendition(
                     role: role, folder: record.folder, playlistURL: record.playlistURL, groupID: record.groupID,
@@ -314,7 +314,9 @@ final class HLSDownloadEngine: Sendable {
                     SizeEstimator.Rendition(priorBytesPerSecond: record.bandwidth.map { Double($0) / 8 }))
                 let entries = Array(zip(media.segments, media.resolvedSegments()))
                 try plan(entries, rendition: index, playlistURL: sourcePath(of: record.folder), in: &state)
-                state.renditions[index].lastSourceSequence = record.lastSourceSequence
+                // The recorded source is written before package.json: the later of the two.
+                state.renditions[index].lastSourceSequence =
+                    [record.lastSourceSequence, recordedLast].compactMap { $0 }.max()
             }
         }
     }

@@ -1,0 +1,86 @@
+import Core
+import Foundation
+import HLS
+import HTTP
+import TestSupport
+import Testing
+
+@testable import Downloads
+
+/// What a run killed at an awkward moment leaves, and how the next run takes it up: the state is
+/// made by hand, as such a kill leaves it (the kill tests of HLSDownloadBinaryTests hit these
+/// moments only by chance).
+@Suite(.serialized, .requires(.nginx)) struct HLSResumeTests {
+    typealias Setup = HostilePlaylistTests.Setup
+    typealias Support = DownloadTestSupport
+
+    /// A byte-range file whose every range arrived, left under its partial name by a run killed
+    /// before moving it into place (during a long decryption, say), is moved into place by the
+    /// next run, not marked as a gap.
+    @Test func aRangedFileFinishedButNotMovedIsCompletedOnResume() async throws {
+        let content = Data((0..<12000).map { UInt8($0 % 251) })
+        let setup = try await Setup.make(files: [
+            "media.ts": content,
+            "index.m3u8": HostilePlaylistTests.playlist([
+                "#EXTINF:2,", "#EXT-X-BYTERANGE:4000@0", "media.ts",
+                "#EXTINF:2,", "#EXT-X-BYTERANGE:8000@4000", "media.ts",
+            ]),
+        ])
+        let job = setup.job("index.m3u8")
+        #expect(try await Support.run(job).0.status == .complete)
+        // The state such a kill leaves: the bytes under the partial name, the ranges record
+        // complete, the manifest not yet told.
+        let final = setup.package.appendingPathComponent("video/media-0.ts").path
+        #expect(rename(final, final + PackageLayout.rangedPartialSuffix) == 0)
+        try RangesRecord(
+            url: setup.origin.url("media.ts").absoluteString, validator: nil, done: ByteRangeSet([ByteRange(0, 12000)])
+        ).save(final + PackageLayout.rangesRecordSuffix)
+        var manifest = try #require(try PackageManifest.load(from: setup.package))
+        for index in manifest.files.indices where manifest.files[index].path == "video/media-0.ts" {
+            manifest.files[index].state = "pending"
+            manifest.files[index].length = nil
+        }
+        manifest.status = .downloading
+        try PackageStore.save(manifest, in: setup.package)
+        let requestsBefore = try await setup.origin.settledAccessLogCount()
+        let (second, _) = try await Support.run(job)
+        #expect(second.status == .complete)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: final)) == content)
+        let ranges = try await setup.origin.settledAccessLog().dropFirst(requestsBefore).filter {
+            $0.uri == "/media.ts"
+        }
+        #expect(ranges.isEmpty, "no range fetched again")
+        setup.expectNothingOutsideThePackage()
+        await setup.origin.stop()
+    }
+
+    static func live(_ first: Int, _ count: Int, end: Bool) -> Data {
+        var lines = ["#EXTM3U", "#EXT-X-VERSION:3", "#EXT-X-TARGETDURATION:1", "#EXT-X-MEDIA-SEQUENCE:\(first)"]
+        for sequence in first..<(first + count) { lines += ["#EXTINF:1,", "s\(sequence).ts"] }
+        if end { lines.append("#EXT-X-ENDLIST") }
+        return Data((lines + [""]).joined(separator: "\n").utf8)
+    }
+
+    /// A recording killed after a reload's segments were written to the recorded source but
+    /// before package.json caught up: the resumed recording takes each segment once.
+    @Test func aResumedRecordingTakesNoSegmentTwice() async throws {
+        var files: [String: Data] = ["live.m3u8": Self.live(0, 4, end: false)]
+        for sequence in 0..<6 { files["s\(sequence).ts"] = Data(repeating: UInt8(sequence), count: 1000) }
+        let setup = try await Setup.make(files: files)
+        let job = setup.job("live.m3u8")
+        _ = try? await Support.run(job) { event, download in
+            if case .planned = event { download.cancel() }
+        }
+        var manifest = try #require(try PackageManifest.load(from: setup.package))
+        #expect(manifest.renditions.first?.lastSourceSequence == 3)
+        manifest.renditions[0].lastSourceSequence = 1  // package.json one reload behind
+        try PackageStore.save(manifest, in: setup.package)
+        try Self.live(0, 6, end: true).write(to: setup.originRoot.appendingPathComponent("live.m3u8"))
+        let (second, _) = try await Support.run(job)
+        #expect(second.status == .complete)
+        let local = try Support.segmentFiles(ofPlaylist: setup.package.appendingPathComponent("video/index.m3u8"))
+        #expect(local.count == 6, "\(local.map(\.path))")
+        setup.expectNothingOutsideThePackage()
+        await setup.origin.stop()
+    }
+}
