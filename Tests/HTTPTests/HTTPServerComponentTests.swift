@@ -171,6 +171,19 @@ import Testing
         #expect(evaluate([("Range", "bytes=0-99"), ("If-Range", lastModified)]) == .part(ByteRange(0, 100)))
         #expect(evaluate([("Range", "bytes=0-99"), ("If-Range", earlier)]) == .whole)
     }
+
+    /// A resource with no modification date (a proxied one whose origin sent no Last-Modified):
+    /// date conditions are ignored (RFC 9110 §13.1.3–4); a date in If-Range never matches.
+    @Test func withoutADateDateConditionsAreIgnored() {
+        let undated = HTTPFileValidators(length: 1000, entityTag: EntityTag(opaqueTag: "v1"), lastModified: 0)
+        func evaluate(_ fields: [(String, String)]) -> HTTPConditionalRequest.Selection {
+            HTTPConditionalRequest.evaluate(method: .get, headers: HTTPHeaders(fields), validators: undated)
+        }
+        #expect(evaluate([("If-Modified-Since", earlier)]) == .whole)
+        #expect(evaluate([("If-Unmodified-Since", earlier)]) == .whole)
+        #expect(evaluate([("Range", "bytes=0-99"), ("If-Range", earlier)]) == .whole)
+        #expect(evaluate([("If-None-Match", "\"v1\"")]) == .notModified, "the entity tag still answers")
+    }
 }
 
 @Suite struct HTTPServerPartsTests {

@@ -12,7 +12,9 @@ public struct HTTPFileValidators: Hashable, Sendable {
 
     /// The file's length.
     public var length: Int64
-    /// The modification time, whole seconds since 1970 (RFC 9110 §8.8.2).
+    /// The modification time, whole seconds since 1970 (RFC 9110 §8.8.2); 0 when there is none
+    /// (a proxied resource whose origin sent no Last-Modified): date conditions are then ignored,
+    /// as RFC 9110 §13.1.3–4 asks, and a date in If-Range never matches.
     public var lastModified: Int64
     private var tag: EntityTag?
     private var identity: FileIdentity?
@@ -100,7 +102,9 @@ public enum HTTPConditionalRequest {
             case nil: matches = false
             }
             if !matches { return .preconditionFailed }
-        } else if let text = headers["If-Unmodified-Since"], let date = HTTPDate.parse(text) {
+        } else if validators.lastModified > 0, let text = headers["If-Unmodified-Since"],
+            let date = HTTPDate.parse(text)
+        {
             if validators.lastModified > Int64(date.timeIntervalSince1970) { return .preconditionFailed }
         }
 
@@ -111,7 +115,8 @@ public enum HTTPConditionalRequest {
             {
                 return method == .get || method == .head ? .notModified : .preconditionFailed
             }
-        } else if method == .get || method == .head, let text = headers["If-Modified-Since"],
+        } else if method == .get || method == .head, validators.lastModified > 0,
+            let text = headers["If-Modified-Since"],
             let date = HTTPDate.parse(text), validators.lastModified <= Int64(date.timeIntervalSince1970)
         {
             return .notModified
@@ -123,7 +128,9 @@ public enum HTTPConditionalRequest {
             if let tag = EntityTag(headerValue: ifRange) {
                 if !tag.strongMatches(validators.entityTag) { return .whole }
             } else if let date = HTTPDate.parse(ifRange) {
-                if Int64(date.timeIntervalSince1970) != validators.lastModified { return .whole }
+                if validators.lastModified <= 0 || Int64(date.timeIntervalSince1970) != validators.lastModified {
+                    return .whole
+                }
             } else {
                 return .whole
             }
