@@ -84,6 +84,14 @@ struct RangeFetcher {
                     } catch {
                         failure = HTTPClientError(.transportFailure, url: url, detail: "\(error)")
                     }
+                    if failure == nil && next < range.upperBound {
+                        // A body that ends short without an error (libcurl cannot check the length
+                        // of an encoded body it does not decode) is a failed attempt, counted and
+                        // delayed like any other: asked again at once it looped without end.
+                        failure = HTTPClientError(
+                            .transportFailure, url: url,
+                            detail: "the response ended at byte \(next) of \(range.lowerBound)-\(range.upperBound - 1)")
+                    }
                 case .ignored(let changed):
                     if changed == true {
                         response.body.cancel()
