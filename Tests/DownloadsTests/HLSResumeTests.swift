@@ -54,6 +54,58 @@ import Testing
         await setup.origin.stop()
     }
 
+    /// --decrypt --skip-broken, an own-file byte-range segment whose body is cut: a gap (exit 2),
+    /// its partial bytes kept for a later run, not a failed download.
+    @Test func aCutSegmentToDecryptIsAGapUnderSkipBroken() async throws {
+        let playlist = [
+            "#EXTM3U", "#EXT-X-VERSION:4", "#EXT-X-TARGETDURATION:2",
+            "#EXT-X-KEY:METHOD=AES-128,URI=\"k.key\",IV=0x00000000000000000000000000000001",
+            "#EXTINF:2,", "#EXT-X-BYTERANGE:100@0", "seg.ts",
+            "#EXTINF:2,", "#EXT-X-BYTERANGE:100@100", "seg.ts", "#EXT-X-ENDLIST", "",
+        ].joined(separator: "\n")
+        let responder = try ScriptedTCPResponder { index in
+            let close: [(String, String)] = [("Connection", "close")]
+            switch index {
+            case 0:
+                return [
+                    .readRequestHead,
+                    .send(
+                        ScriptedTCPResponder.httpResponse(
+                            status: 200, headers: close + [("Content-Length", "\(playlist.utf8.count)")],
+                            body: Array(playlist.utf8))), .close,
+                ]
+            case 1:
+                return [
+                    .readRequestHead,
+                    .send(
+                        ScriptedTCPResponder.httpResponse(
+                            status: 200, headers: close + [("Content-Length", "16")],
+                            body: Array(repeating: 1, count: 16))),
+                    .close,
+                ]
+            default:
+                // Every byte range is cut after 40 of its 100 bytes.
+                return [
+                    .readRequestHead,
+                    .send(
+                        ScriptedTCPResponder.httpResponse(
+                            status: 206,
+                            headers: close + [("Content-Range", "bytes 0-99/1000"), ("Content-Length", "100")],
+                            body: Array(repeating: 9, count: 40))), .sleep(.milliseconds(50)), .reset,
+                ]
+            }
+        }
+        let sandbox = try TestRun.makeTemporaryDirectory("resume-decrypt")
+        var options = Support.fastOptions(decrypt: true, skipBroken: true, connections: 1)
+        options.maximumSegments = 100
+        let job = HLSDownloadJob(
+            source: responder.url("p.m3u8").absoluteString, options: options,
+            packageDirectory: sandbox.appendingPathComponent("pkg"))
+        let (result, _) = try await Support.run(job)
+        #expect(result.status == .completeWithGaps)
+        await responder.stop()
+    }
+
     static func live(_ first: Int, _ count: Int, end: Bool) -> Data {
         var lines = ["#EXTM3U", "#EXT-X-VERSION:3", "#EXT-X-TARGETDURATION:1", "#EXT-X-MEDIA-SEQUENCE:\(first)"]
         for sequence in first..<(first + count) { lines += ["#EXTINF:1,", "s\(sequence).ts"] }

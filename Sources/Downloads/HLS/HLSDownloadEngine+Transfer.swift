@@ -287,6 +287,16 @@ extension HLSDownloadEngine {
             return
         }
         if !PackageFiles.exists(partial) { _ = try PackageFiles.openForWriting(partial).closeReturningZero() }
+        if file.decryption != nil && !ranged.failed.isEmpty {
+            // A segment to decrypt with bytes missing cannot be decrypted: it stays partial, with
+            // its ranges record, for a later run, and is a gap now (found in review: the failed
+            // decryption failed the whole download under --skip-broken).
+            state.withLock { state in
+                state.states[index] = .skipped(reason: "some byte ranges failed", status: nil)
+                state.manifestDirty = true
+            }
+            return
+        }
         if let decryption = file.decryption {
             guard let key = state.withLock({ $0.keys[decryption.keyPath] }) else {
                 throw HLSDownloadError(.invalidKey, path: file.path, detail: "the key \(decryption.keyPath) is missing")
