@@ -76,7 +76,25 @@ import Glibc
         var savedSegments = 0
         while !finished {
             let process = try ChildProcess(executable: streamkit, arguments: arguments, logName: "streamkit-crash")
-            if kills < 10 {
+            if kills == 0 {
+                // The first run is killed once it has saved file ranges and finished segments, so
+                // that the later runs are checked against saved work whatever the random delays
+                // (file ranges are saved once a second: with ten short runs on a loaded machine,
+                // none saved any once).
+                let (files, hls) = (fileTasks, hlsTasks)
+                let deadline = ContinuousClock.now + .seconds(60)
+                while process.isRunning, ContinuousClock.now < deadline {
+                    let saved = try await Self.offPool {
+                        try Self.snapshot(home: home, fileTasks: files, hlsTasks: hls, originSegments: originSegments)
+                    }
+                    if saved.ranges.values.contains(where: { $0.byteCount > 0 })
+                        && saved.segments.values.contains(where: { !$0.isEmpty })
+                    {
+                        break
+                    }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            } else if kills < 10 {
                 let delay = Duration.milliseconds(Int64(random.next(in: 400...1600)))
                 let deadline = ContinuousClock.now + delay
                 while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
