@@ -106,6 +106,44 @@ import Testing
         await responder.stop()
     }
 
+    /// A byte-range file shared by two segments, finished with a gap and moved into place, then
+    /// killed before package.json recorded the gap: the next run still knows the gap (it fetches
+    /// what failed again, and marks it), rather than taking the file as complete.
+    @Test func aRangedFileWithAGapIsResumedThoughPackageJSONMissedIt() async throws {
+        let media = Data((0..<12_000).map { UInt8($0 % 251) })
+        let setup = try await Setup.make(files: [
+            "media.ts": Data(media.prefix(10_000)),  // the second range cannot be served
+            "short.m3u8": HostilePlaylistTests.playlist(
+                [
+                    "#EXTINF:2,", "#EXT-X-BYTERANGE:4000@0", "media.ts",
+                    "#EXTINF:2,", "#EXT-X-BYTERANGE:8000@4000", "media.ts",
+                ], version: 4),
+        ])
+        let job = setup.job("short.m3u8", skipBroken: true)
+        #expect(try await Support.run(job).0.status == .completeWithGaps)
+        var manifest = try #require(try PackageManifest.load(from: setup.package))
+        for index in manifest.files.indices where manifest.files[index].path == "video/media-0.ts" {
+            manifest.files[index].state = "pending"
+            manifest.files[index].length = nil
+            manifest.files[index].error = nil
+        }
+        manifest.status = .downloading
+        try PackageStore.save(manifest, in: setup.package)
+        let requestsBefore = try await setup.origin.settledAccessLogCount()
+        let (second, _) = try await Support.run(job)
+        // The gap is still known: asked for again, marked again; the range that arrived is not.
+        #expect(second.status == .completeWithGaps)
+        let local = try String(contentsOf: setup.package.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
+        #expect(local.contains("#EXT-X-GAP"), "\(local)")
+        let asked = try await setup.origin.settledAccessLog().dropFirst(requestsBefore).compactMap(\.range)
+        #expect(asked.allSatisfy { !$0.hasPrefix("bytes=0-") }, "\(asked)")
+        #expect(
+            try Data(contentsOf: setup.package.appendingPathComponent("video/media-0.ts")).prefix(4000)
+                == media.prefix(4000))
+        setup.expectNothingOutsideThePackage()
+        await setup.origin.stop()
+    }
+
     static func live(_ first: Int, _ count: Int, end: Bool) -> Data {
         var lines = ["#EXTM3U", "#EXT-X-VERSION:3", "#EXT-X-TARGETDURATION:1", "#EXT-X-MEDIA-SEQUENCE:\(first)"]
         for sequence in first..<(first + count) { lines += ["#EXTINF:1,", "s\(sequence).ts"] }

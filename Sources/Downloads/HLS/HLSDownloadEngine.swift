@@ -344,8 +344,13 @@ final class HLSDownloadEngine: Sendable {
     /// Where one file stands on disk.
     func reconcile(_ file: PlannedFile, record: PackageManifest.File?) -> (FileState, RangedFileState?) {
         let finalPath = path(file.path)
-        if record?.state == "gap", file.parts != nil, !file.rebased, PackageFiles.exists(finalPath) {
-            // A byte-range file finished with gaps: put it back to partial and fetch what failed.
+        let rangesRecordLeft = file.parts != nil && PackageFiles.exists(finalPath + PackageLayout.rangesRecordSuffix)
+        if file.parts != nil, !file.rebased, file.decryption == nil, PackageFiles.exists(finalPath),
+            record?.state == "gap" || rangesRecordLeft
+        {
+            // A byte-range file finished with gaps (its ranges record stays while ranges failed,
+            // so this is known even when the run was killed before package.json said so): put it
+            // back to partial and fetch what failed.
             try? PackageFiles.rename(finalPath, to: finalPath + PackageLayout.rangedPartialSuffix)
         }
         if let size = PackageFiles.size(finalPath) {
