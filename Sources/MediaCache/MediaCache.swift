@@ -149,22 +149,34 @@ public final class MediaCache: Sendable {
     }
 
     /// The metadata of `url`: from the cache, else from a HEAD request to the origin (not
-    /// recorded). `nil` when the origin does not tell the length.
+    /// recorded), or, from an origin that refuses HEAD (405, 501), from the head of a request for
+    /// its first byte. `nil` when the origin does not tell the length.
     ///
     /// - Throws: ``MediaCacheError`` when the origin cannot be reached or answers with an error.
     public func metadata(for url: String) async throws -> MediaCacheMetadata? {
         try Self.checkURL(url)
         if let metadata = store.snapshot(forKey: configuration.keyFunction.key(for: url))?.metadata { return metadata }
-        var request = HTTPClientRequest(url: url, method: .head, headers: configuration.requestHeaders)
-        request.decodesContent = false
-        let head: HTTPClientResponseHead
-        do {
-            head = try await client.execute(request, retry: configuration.retryPolicy).head
-        } catch {
-            throw MediaCacheError(.originFailed, subject: url, detail: "\(error)")
+        var head = try await originHead(url, method: .head)
+        if head.status == .methodNotAllowed || head.status.rawValue == 501 {
+            head = try await originHead(url, method: .get)
         }
         guard head.status.isSuccess else { throw MediaCacheError(.originStatus, subject: url, status: head.status) }
         return MediaCacheMetadata(head: head)
+    }
+
+    /// The head of a `method` request for `url` (a GET asks for the first byte only, and its body
+    /// is dropped).
+    private func originHead(_ url: String, method: HTTPMethod) async throws -> HTTPClientResponseHead {
+        var request = HTTPClientRequest(url: url, method: method, headers: configuration.requestHeaders)
+        request.decodesContent = false
+        if method == .get { request.range = .closed(first: 0, last: 0) }
+        do {
+            let response = try await client.execute(request, retry: configuration.retryPolicy)
+            if method != .head { response.body.cancel() }
+            return response.head
+        } catch {
+            throw MediaCacheError(.originFailed, subject: url, detail: "\(error)")
+        }
     }
 
     /// The metadata the cache holds for `url`, without asking the origin; `nil` when it has none.

@@ -195,6 +195,31 @@ import Testing
         await origin.stop()
     }
 
+    /// An origin that refuses HEAD (405) still tells a resource's metadata: the head of a request
+    /// for its first byte does.
+    @Test func metadataFromAnOriginThatRefusesHEAD() async throws {
+        let origin = try ScriptedTCPResponder { index in
+            let response =
+                index == 0
+                ? ScriptedTCPResponder.httpResponse(
+                    status: 405, headers: [("Allow", "GET"), ("Content-Length", "0"), ("Connection", "close")],
+                    body: [])
+                : ScriptedTCPResponder.httpResponse(
+                    status: 206,
+                    headers: [
+                        ("Content-Range", "bytes 0-0/1234"), ("Content-Type", "video/mp4"), ("Content-Length", "1"),
+                        ("Connection", "close"),
+                    ], body: [0])
+            return [.readRequestHead, .send(response), .close]
+        }
+        let cache = try makeCache()
+        let metadata = try #require(try await cache.metadata(for: origin.url("a.mp4").absoluteString))
+        #expect(metadata.length == 1234 && metadata.mimeType == "video/mp4")
+        #expect(origin.connectionCount == 2)
+        await cache.shutdown()
+        await origin.stop()
+    }
+
     @Test func anOriginThatIgnoresRangeStillServesEveryRange() async throws {
         let origin = try await Origin.start(honourRange: false)
         let content = randomBytes(2 * mib)
