@@ -43,6 +43,20 @@ public enum AtomicFile {
     }
 }
 
+extension AtomicFile {
+    /// Writes `bytes` to `path` through a temporary file next to it, named `path`, a random part
+    /// and `temporarySuffix`: one of its own, so that two writers of one file never write into the
+    /// same temporary file (one's rename would take the other's half-written bytes).
+    ///
+    /// - Throws: ``SystemError`` naming the call and the file; the temporary file is removed.
+    public static func write(
+        _ bytes: some Sequence<UInt8>, to path: String, temporarySuffix: String
+    ) throws(SystemError) {
+        let unique = "." + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        try write(bytes, to: path, temporaryPath: path + unique + temporarySuffix)
+    }
+}
+
 /// `write(2)`, named apart from ``AtomicFile/write(_:to:temporaryPath:)``.
 private func writeSome(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
     write(descriptor, bytes, count)

@@ -243,8 +243,7 @@ public final class ProcessRegistry: Sendable {
     private func persist(_ snapshot: Set<pid_t>) {
         let path = TestRun.processGroupFile.path
         try? AtomicFile.write(
-            Array(snapshot.map(String.init).joined(separator: "\n").utf8), to: path,
-            temporaryPath: path + ".\(UUID().uuidString.prefix(8))")
+            Array(snapshot.map(String.init).joined(separator: "\n").utf8), to: path, temporarySuffix: ".tmp")
     }
 }
 

@@ -35,13 +35,7 @@ import Testing
         try RangesRecord(
             url: setup.origin.url("media.ts").absoluteString, validator: nil, done: ByteRangeSet([ByteRange(0, 12000)])
         ).save(final + PackageLayout.rangesRecordSuffix)
-        var manifest = try #require(try PackageManifest.load(from: setup.package))
-        for index in manifest.files.indices where manifest.files[index].path == "video/media-0.ts" {
-            manifest.files[index].state = "pending"
-            manifest.files[index].length = nil
-        }
-        manifest.status = .downloading
-        try PackageStore.save(manifest, in: setup.package)
+        try Self.forgetCompletion(of: "video/media-0.ts", in: setup.package)
         let requestsBefore = try await setup.origin.settledAccessLogCount()
         let (second, _) = try await Support.run(job)
         #expect(second.status == .complete)
@@ -121,14 +115,7 @@ import Testing
         ])
         let job = setup.job("short.m3u8", skipBroken: true)
         #expect(try await Support.run(job).0.status == .completeWithGaps)
-        var manifest = try #require(try PackageManifest.load(from: setup.package))
-        for index in manifest.files.indices where manifest.files[index].path == "video/media-0.ts" {
-            manifest.files[index].state = "pending"
-            manifest.files[index].length = nil
-            manifest.files[index].error = nil
-        }
-        manifest.status = .downloading
-        try PackageStore.save(manifest, in: setup.package)
+        try Self.forgetCompletion(of: "video/media-0.ts", in: setup.package)
         let requestsBefore = try await setup.origin.settledAccessLogCount()
         let (second, _) = try await Support.run(job)
         // The gap is still known: asked for again, marked again; the range that arrived is not.
@@ -142,6 +129,18 @@ import Testing
                 == media.prefix(4000))
         setup.expectNothingOutsideThePackage()
         await setup.origin.stop()
+    }
+
+    /// Rewrites package.json as a kill before its next checkpoint leaves it: `path` still pending.
+    static func forgetCompletion(of path: String, in package: URL) throws {
+        var manifest = try #require(try PackageManifest.load(from: package))
+        for index in manifest.files.indices where manifest.files[index].path == path {
+            manifest.files[index].state = "pending"
+            manifest.files[index].length = nil
+            manifest.files[index].error = nil
+        }
+        manifest.status = .downloading
+        try PackageStore.save(manifest, in: package)
     }
 
     static func live(_ first: Int, _ count: Int, end: Bool) -> Data {

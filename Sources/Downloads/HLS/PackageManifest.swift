@@ -150,9 +150,8 @@ enum PackageStore {
     /// one of its own: two writers of one file (two renditions' recorders fetching the same key,
     /// two pieces saving one ranges record) must not write into the same temporary file.
     static func writeAtomically(_ data: Data, to url: URL) throws(HLSDownloadError) {
-        let unique = "." + String(UInt64.random(in: 0...UInt64.max), radix: 36)
         do {
-            try AtomicFile.write(data, to: url.path, temporaryPath: url.path + unique + PackageLayout.temporarySuffix)
+            try AtomicFile.write(data, to: url.path, temporarySuffix: PackageLayout.temporarySuffix)
         } catch {
             throw HLSDownloadError(.writeFailed, path: url.lastPathComponent, detail: "\(error)")
         }

@@ -361,8 +361,7 @@ private struct FileDownloadRunner {
             ResumeRecordAttribute.remove(descriptor: partialDescriptor)
             // Replaced whole, without Foundation's fsync (one per file would cost an HLS download a
             // sync per segment); a record torn by a power loss fails to decode and the file restarts.
-            let unique = "." + String(UInt64.random(in: 0...UInt64.max), radix: 36)
-            try AtomicFile.write(data, to: recordPath.path, temporaryPath: recordPath.path + unique + ".streamkit-tmp")
+            try AtomicFile.write(data, to: recordPath.path, temporarySuffix: ".streamkit-tmp")
             return true
         } catch {
             throw HTTPClientError(.fileWriteFailed, url: request.url, detail: "saving \(recordPath.path): \(error)")
