@@ -131,12 +131,127 @@ import Testing
         await setup.origin.stop()
     }
 
+    /// Files an earlier run completed are checked against their recorded ETag before they count:
+    /// one HEAD each, no body, also for a file put in place after package.json's last checkpoint
+    /// (its ETag is on the file). The one whose resource changed on the server (same length, new
+    /// bytes) is fetched again and replaced; the others are not fetched. Without the check, the
+    /// server is not asked at all.
+    @Test func completedFilesAreCheckedAgainstTheirETag() async throws {
+        var files: [String: Data] = [
+            "index.m3u8": HostilePlaylistTests.playlist((0..<4).flatMap { ["#EXTINF:2,", "s\($0).ts"] })
+        ]
+        for index in 0..<4 { files["s\(index).ts"] = Data(repeating: UInt8(index), count: 5000) }
+        let setup = try await Setup.make(files: files)
+        let job = setup.job("index.m3u8")
+        #expect(try await Support.run(job).0.status == .complete)
+        try Self.forgetCompletion(of: "video/00001.ts", in: setup.package)
+        // The same length, other bytes, another date: nginx's ETag (date and length) changes.
+        let changed = setup.originRoot.appendingPathComponent("s2.ts")
+        try Data(repeating: 9, count: 5000).write(to: changed)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date().addingTimeInterval(-3600)], ofItemAtPath: changed.path)
+        let before = try await setup.origin.settledAccessLogCount()
+        let (second, events) = try await Support.run(job)
+        #expect(second.status == .complete && second.filesFetched == 1)
+        let summary = try #require(Self.summary(in: events))
+        #expect(summary.filesAlreadyDone == 3 && summary.filesVerified == 3 && summary.filesChanged == 1)
+        let asked = try await setup.origin.settledAccessLog().dropFirst(before)
+        #expect(Set(asked.filter { $0.method == "HEAD" }.map(\.uri)) == ["/s0.ts", "/s1.ts", "/s2.ts", "/s3.ts"])
+        #expect(asked.filter { $0.method == "HEAD" }.allSatisfy { $0.bytesSent == 0 })
+        #expect(asked.filter { $0.method == "GET" && $0.uri.hasSuffix(".ts") }.map(\.uri) == ["/s2.ts"])
+        #expect(
+            try Data(contentsOf: setup.package.appendingPathComponent("video/00002.ts")) == Data(contentsOf: changed))
+
+        var unchecked = job
+        unchecked.options.verifiesCompletedFiles = false
+        let beforeThird = try await setup.origin.settledAccessLogCount()
+        let (third, _) = try await Support.run(unchecked)
+        #expect(third.status == .complete && third.filesFetched == 0)
+        let askedThird = try await setup.origin.settledAccessLog().dropFirst(beforeThird)
+        #expect(askedThird.allSatisfy { !$0.uri.hasSuffix(".ts") }, "\(askedThird)")
+        setup.expectNothingOutsideThePackage()
+        await setup.origin.stop()
+    }
+
+    /// A byte-range file in place carries the ETag its ranges were fetched with, the one
+    /// package.json records.
+    @Test func aRangedFileInPlaceCarriesItsETag() async throws {
+        let setup = try await Setup.make(files: [
+            "media.ts": Data((0..<12_000).map { UInt8($0 % 251) }),
+            "index.m3u8": HostilePlaylistTests.playlist(
+                [
+                    "#EXTINF:2,", "#EXT-X-BYTERANGE:4000@0", "media.ts", "#EXTINF:2,", "#EXT-X-BYTERANGE:8000@4000",
+                    "media.ts",
+                ],
+                version: 4),
+        ])
+        #expect(try await Support.run(setup.job("index.m3u8")).0.status == .complete)
+        let recorded = try #require(try PackageManifest.load(from: setup.package)).files.first {
+            $0.path == "video/media-0.ts"
+        }?.etag
+        let onFile = FileEntityTagAttribute.read(path: setup.package.appendingPathComponent("video/media-0.ts").path)
+        #expect(recorded != nil && onFile?.headerValue == recorded)
+        await setup.origin.stop()
+    }
+
+    /// With the origin gone, a completed package is kept as it is: the first check that finds no
+    /// server ends the checking (no retries file after file), and the run completes.
+    @Test func completedFilesAreKeptWhenTheServerCannotBeReached() async throws {
+        var files: [String: Data] = [
+            "index.m3u8": HostilePlaylistTests.playlist((0..<40).flatMap { ["#EXTINF:2,", "s\($0).ts"] })
+        ]
+        for index in 0..<40 { files["s\(index).ts"] = Data(repeating: UInt8(index), count: 1000) }
+        let setup = try await Setup.make(files: files)
+        var job = setup.job("index.m3u8")
+        job.options.connections = 2
+        job.options.retry = HTTPClientRetryPolicy(maximumAttempts: 3, initialDelay: .milliseconds(200))
+        #expect(try await Support.run(job).0.status == .complete)
+        await setup.origin.stop()
+        let started = ContinuousClock.now
+        let (second, events) = try await Support.run(job)
+        let elapsed = ContinuousClock.now - started
+        #expect(second.status == .complete && second.filesFetched == 0)
+        let summary = try #require(Self.summary(in: events))
+        #expect(summary.filesAlreadyDone == 40 && summary.filesVerified == 0 && summary.filesChanged == 0)
+        // Two checks at once, each retried for 0.2 + 0.4 s: one round, not twenty.
+        #expect(elapsed < .seconds(5), "\(elapsed)")
+    }
+
+    static func summary(in events: [HLSDownloadEvent]) -> HLSPackageSummary? {
+        for event in events { if case .planned(let summary) = event { return summary } }
+        return nil
+    }
+
+    @Test func aCheckJudgesStatusAndETag() {
+        let recorded = EntityTag(headerValue: "\"abc\"")!
+        #expect(CompletedFileCheck.judging(status: .ok, current: recorded, recorded: recorded) == .unchanged)
+        #expect(
+            CompletedFileCheck.judging(status: .partialContent, current: recorded, recorded: recorded) == .unchanged)
+        #expect(
+            CompletedFileCheck.judging(status: .ok, current: EntityTag(headerValue: "\"abd\""), recorded: recorded)
+                == .changed)
+        // The same tag made weak: equal content, maybe not equal bytes; another weak tag: changed.
+        #expect(
+            CompletedFileCheck.judging(status: .ok, current: EntityTag(headerValue: "W/\"abc\""), recorded: recorded)
+                == .unverified(reason: "a weak ETag"))
+        #expect(
+            CompletedFileCheck.judging(status: .ok, current: EntityTag(headerValue: "W/\"abd\""), recorded: recorded)
+                == .changed)
+        #expect(
+            CompletedFileCheck.judging(status: .ok, current: nil, recorded: recorded)
+                == .unverified(reason: "no ETag in the answer"))
+        #expect(
+            CompletedFileCheck.judging(status: .notFound, current: recorded, recorded: recorded)
+                == .unverified(reason: "HTTP 404"))
+    }
+
     /// Rewrites package.json as a kill before its next checkpoint leaves it: `path` still pending.
     static func forgetCompletion(of path: String, in package: URL) throws {
         var manifest = try #require(try PackageManifest.load(from: package))
         for index in manifest.files.indices where manifest.files[index].path == path {
             manifest.files[index].state = "pending"
             manifest.files[index].length = nil
+            manifest.files[index].etag = nil
             manifest.files[index].error = nil
         }
         manifest.status = .downloading

@@ -102,7 +102,10 @@ extension HLSDownloadEngine {
                 throw HLSDownloadError(.invalidKey, path: file.path, detail: "the key \(decryption.keyPath) is missing")
             }
             do {
-                try PackageFiles.decrypt(encrypted, to: finalPath, key: key, iv: decryption.iv)
+                try PackageFiles.decrypt(
+                    encrypted, to: finalPath, key: key, iv: decryption.iv,
+                    entityTag: etag.flatMap(EntityTag.init(headerValue:))
+                        ?? FileEntityTagAttribute.read(path: encrypted))
             } catch {
                 PackageFiles.remove(encrypted)
                 throw HLSDownloadError(error.kind, url: file.url, path: file.path, detail: error.detail)
@@ -125,7 +128,8 @@ extension HLSDownloadEngine {
         let request = HTTPClientRequest(url: file.url, headers: options.headers)
         let download = client.download(
             request, to: URL(fileURLWithPath: destination, isDirectory: false),
-            options: HTTPFileDownloadOptions(retry: options.retry, progressInterval: .milliseconds(200)))
+            options: HTTPFileDownloadOptions(
+                retry: options.retry, progressInterval: .milliseconds(200), recordsEntityTag: true))
         let watcher = Task {
             for await progress in download.progress {
                 self.progressed(index, received: progress.bytesReceived, transferred: progress.bytesTransferred)
@@ -297,23 +301,26 @@ extension HLSDownloadEngine {
             }
             return
         }
+        var tag: EntityTag?
+        if case .entityTag(let validator) = ranged.validator, ranged.failed.isEmpty { tag = validator }
         if let decryption = file.decryption {
             guard let key = state.withLock({ $0.keys[decryption.keyPath] }) else {
                 throw HLSDownloadError(.invalidKey, path: file.path, detail: "the key \(decryption.keyPath) is missing")
             }
             do {
-                try PackageFiles.decrypt(partial, to: finalPath, key: key, iv: decryption.iv)
+                try PackageFiles.decrypt(partial, to: finalPath, key: key, iv: decryption.iv, entityTag: tag)
             } catch {
                 throw HLSDownloadError(error.kind, url: file.url, path: file.path, detail: error.detail)
             }
             PackageFiles.remove(partial)
         } else {
+            if let tag { FileEntityTagAttribute.set(tag, path: partial) }
             try PackageFiles.rename(partial, to: finalPath)
         }
         // The record stays while ranges failed: a new run fetches only those.
         if ranged.failed.isEmpty { PackageFiles.remove(finalPath + PackageLayout.rangesRecordSuffix) }
         var etag: String?
-        if case .entityTag(let tag) = ranged.validator { etag = tag.headerValue }
+        if case .entityTag(let validator) = ranged.validator { etag = validator.headerValue }
         state.withLock { state in
             let length = PackageFiles.size(finalPath) ?? 0
             if ranged.failed.isEmpty {

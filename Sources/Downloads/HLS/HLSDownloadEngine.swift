@@ -191,7 +191,7 @@ final class HLSDownloadEngine: Sendable {
         } else {
             try await discover()
         }
-        let summary = try reconcile(with: existing)
+        let summary = try await reconcile(with: existing)
         for index in state.withLock({ $0.renditions.indices }) { try saveSource(of: index) }
         try saveManifest(status: state.withLock { $0.live } ? .recording : .downloading, error: nil)
         events.yield(.planned(summary))
@@ -321,9 +321,9 @@ final class HLSDownloadEngine: Sendable {
         }
     }
 
-    /// Marks files found on disk as done (checking recorded lengths), loads byte-range progress,
-    /// and creates the rendition folders.
-    private func reconcile(with manifest: PackageManifest?) throws(HLSDownloadError) -> HLSPackageSummary {
+    /// Marks files found on disk as done (checking recorded lengths, and recorded ETags with the
+    /// server), loads byte-range progress, and creates the rendition folders.
+    private func reconcile(with manifest: PackageManifest?) async throws(HLSDownloadError) -> HLSPackageSummary {
         let records = Dictionary(
             (manifest?.files ?? []).map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
         let (files, folders) = state.withLock { ($0.files, $0.renditions.map(\.selected.folder)) }
@@ -332,17 +332,25 @@ final class HLSDownloadEngine: Sendable {
         for file in files {
             outcomes.append(reconcile(file, record: records[file.path]))
         }
+        let checked = await verifyCompleted(&outcomes, files: files, records: records, status: manifest?.status)
+        if Task.isCancelled { throw .cancelled }
         return state.withLock { state in
             state.previousRecords = records
             for (index, (fileState, ranged)) in outcomes.enumerated() {
                 register(index, fileState, ranged, in: &state)
             }
-            return summary(in: state)
+            var summary = summary(in: state)
+            summary.filesVerified = checked.verified
+            summary.filesChanged = checked.changed
+            return summary
         }
     }
 
-    /// Where one file stands on disk.
-    func reconcile(_ file: PlannedFile, record: PackageManifest.File?) -> (FileState, RangedFileState?) {
+    /// Where one file stands on disk. With `keepingFinal` false, a file in place is not counted as
+    /// done (its resource changed on the server): it is fetched again and replaced when complete.
+    func reconcile(
+        _ file: PlannedFile, record: PackageManifest.File?, keepingFinal: Bool = true
+    ) -> (FileState, RangedFileState?) {
         let finalPath = path(file.path)
         let rangesRecordLeft = file.parts != nil && PackageFiles.exists(finalPath + PackageLayout.rangesRecordSuffix)
         if file.parts != nil, !file.rebased, file.decryption == nil, PackageFiles.exists(finalPath),
@@ -353,11 +361,14 @@ final class HLSDownloadEngine: Sendable {
             // back to partial and fetch what failed.
             try? PackageFiles.rename(finalPath, to: finalPath + PackageLayout.rangedPartialSuffix)
         }
-        if let size = PackageFiles.size(finalPath) {
+        if keepingFinal, let size = PackageFiles.size(finalPath) {
             if let expected = record?.length, expected != size || record?.state == "gap" {
                 PackageFiles.remove(finalPath)
             } else {
-                return (.done(length: size, etag: record?.etag), nil)
+                // The ETag is also on the file itself, for a file put in place after the last
+                // checkpoint of package.json (a kill within a second of it).
+                let etag = record?.etag ?? FileEntityTagAttribute.read(path: finalPath)?.headerValue
+                return (.done(length: size, etag: etag), nil)
             }
         }
         guard let parts = file.parts else { return (.pending, nil) }

@@ -94,6 +94,11 @@ public struct HLSPackageSummary: Hashable, Sendable {
     public var files: Int
     /// Files already in place from an earlier run.
     public var filesAlreadyDone: Int
+    /// Of those, files whose ETag the server confirmed before they were counted.
+    public var filesVerified = 0
+    /// Files an earlier run completed whose resource changed on the server since (another ETag):
+    /// fetched again.
+    public var filesChanged = 0
     /// Whether a live playlist is being recorded.
     public var live: Bool
 }

@@ -85,13 +85,18 @@ public struct HLSDownloadOptions: Hashable, Sendable {
     public var minimumRangePieceBytes: Int64
     /// A live playlist that gains no segment for this long is taken as ended.
     public var liveStallTimeout: Duration
+    /// When resuming, files an earlier run completed are checked with the server (a HEAD request
+    /// each) against the ETag recorded with them; a file whose resource changed is fetched again.
+    /// Without it (or without a recorded ETag), they are checked by length only.
+    public var verifiesCompletedFiles: Bool
 
     /// Creates options; the defaults are those of `streamkit download`.
     public init(
         connections: Int = 8, decrypt: Bool = false, skipBroken: Bool = false, headers: HTTPHeaders = [:],
         liveDuration: Duration? = nil, maximumSegments: Int = 100_000, maximumPlaylistBytes: Int = 64 << 20,
         retry: HTTPClientRetryPolicy = .default, progressInterval: Duration = .milliseconds(250),
-        minimumRangePieceBytes: Int64 = 1 << 20, liveStallTimeout: Duration = .seconds(60)
+        minimumRangePieceBytes: Int64 = 1 << 20, liveStallTimeout: Duration = .seconds(60),
+        verifiesCompletedFiles: Bool = true
     ) {
         precondition(connections >= 1, "at least one connection")
         self.connections = connections
@@ -105,6 +110,7 @@ public struct HLSDownloadOptions: Hashable, Sendable {
         self.progressInterval = progressInterval
         self.minimumRangePieceBytes = minimumRangePieceBytes
         self.liveStallTimeout = liveStallTimeout
+        self.verifiesCompletedFiles = verifiesCompletedFiles
     }
 }
 

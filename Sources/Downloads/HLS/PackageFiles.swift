@@ -1,5 +1,6 @@
 import Core
 import Foundation
+import HTTP
 
 #if canImport(Glibc)
 import Glibc
@@ -46,7 +47,7 @@ enum PackageFiles {
     /// Decrypts the AES-128-CBC file `source` (PKCS#7 padding) into `destination`, through a
     /// temporary name, 1 MB at a time.
     static func decrypt(
-        _ source: String, to destination: String, key: [UInt8], iv: [UInt8]
+        _ source: String, to destination: String, key: [UInt8], iv: [UInt8], entityTag: EntityTag? = nil
     ) throws(HLSDownloadError) {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else {
@@ -92,6 +93,8 @@ enum PackageFiles {
             unlink(temporary)
             throw error
         }
+        // The clear file carries the ETag of the encrypted bytes it came from, for a later check.
+        if let entityTag { FileEntityTagAttribute.set(entityTag, descriptor: output) }
         close(output)
         try rename(temporary, to: destination)
     }

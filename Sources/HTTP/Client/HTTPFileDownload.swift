@@ -17,15 +17,20 @@ public struct HTTPFileDownloadOptions: Sendable {
     public var resumesPartialData: Bool
     /// The least time between two progress values.
     public var progressInterval: Duration
+    /// Whether the finished file carries the strong ETag it was fetched with, in the attribute
+    /// ``FileEntityTagAttribute`` (set before the file takes its name, so a file in place always
+    /// has it where the file system keeps user attributes): what a later run checks it against.
+    public var recordsEntityTag: Bool
 
     /// Creates options.
     public init(
         retry: HTTPClientRetryPolicy = .default, resumesPartialData: Bool = true,
-        progressInterval: Duration = .milliseconds(250)
+        progressInterval: Duration = .milliseconds(250), recordsEntityTag: Bool = false
     ) {
         self.retry = retry
         self.resumesPartialData = resumesPartialData
         self.progressInterval = progressInterval
+        self.recordsEntityTag = recordsEntityTag
     }
 }
 
@@ -301,8 +306,11 @@ private struct FileDownloadRunner {
             }
         }
         report(force: true)
-        // The finished file keeps none of our bookkeeping.
+        // The finished file keeps none of our bookkeeping, but its ETag when asked.
         ResumeRecordAttribute.remove(descriptor: descriptor)
+        if options.recordsEntityTag, case .entityTag(let tag) = machine.validator {
+            _ = FileEntityTagAttribute.set(tag, descriptor: descriptor)
+        }
         if rename(partialPath.path, destination.path) != 0 {
             let failure = SystemError.current("rename", subject: destination.path)
             throw HTTPClientError(.fileWriteFailed, url: request.url, detail: "\(failure)")
@@ -415,8 +423,8 @@ enum ResumeRecordAttribute {
         }
     }
 
-    /// Reads the attribute of the file at `path`.
-    static func read(path: String) -> ReadResult {
+    /// Reads the attribute `name` (the resume record by default) of the file at `path`.
+    static func read(path: String, name: String = name) -> ReadResult {
         #if canImport(Glibc)
         let size = getxattr(path, name, nil, 0)
         #else
@@ -440,5 +448,42 @@ enum ResumeRecordAttribute {
         #else
         _ = fremovexattr(descriptor, name, 0)
         #endif
+    }
+}
+
+/// A file's strong ETag as an extended attribute (`user.streamkit.etag`): the version of the
+/// resource a finished download holds, kept with the file itself so that it survives a crash
+/// before any other record of it was written.
+public enum FileEntityTagAttribute {
+    public static let name = "user.streamkit.etag"
+
+    /// Sets the attribute on an open file; false where the file system keeps no user attributes.
+    @discardableResult
+    public static func set(_ tag: EntityTag, descriptor: Int32) -> Bool {
+        Array(tag.headerValue.utf8).withUnsafeBytes { bytes in
+            #if canImport(Glibc)
+            fsetxattr(descriptor, name, bytes.baseAddress, bytes.count, 0) == 0
+            #else
+            fsetxattr(descriptor, name, bytes.baseAddress, bytes.count, 0, 0) == 0
+            #endif
+        }
+    }
+
+    /// Sets the attribute on the file at `path`; false where it cannot.
+    @discardableResult
+    public static func set(_ tag: EntityTag, path: String) -> Bool {
+        Array(tag.headerValue.utf8).withUnsafeBytes { bytes in
+            #if canImport(Glibc)
+            setxattr(path, name, bytes.baseAddress, bytes.count, 0) == 0
+            #else
+            setxattr(path, name, bytes.baseAddress, bytes.count, 0, 0) == 0
+            #endif
+        }
+    }
+
+    /// The attribute of the file at `path`, when it has a valid one.
+    public static func read(path: String) -> EntityTag? {
+        guard case .value(let value) = ResumeRecordAttribute.read(path: path, name: name) else { return nil }
+        return String(validating: value, as: UTF8.self).flatMap(EntityTag.init(headerValue:))
     }
 }

@@ -100,6 +100,8 @@ final class HLSDownloadReporter: Sendable {
                     "event": .string("planned"), "id": .string(summary.id), "path": .string(summary.directory.path),
                     "files": .number(Double(summary.files)),
                     "filesAlreadyDone": .number(Double(summary.filesAlreadyDone)),
+                    "filesVerified": .number(Double(summary.filesVerified)),
+                    "filesChanged": .number(Double(summary.filesChanged)),
                     "live": .bool(summary.live),
                     "renditions": .string(summary.renditions.map(\.folder).joined(separator: ",")),
                 ])
@@ -111,7 +113,12 @@ final class HLSDownloadReporter: Sendable {
                     + (rendition.language.map { " (\($0))" } ?? "")
             }
             if summary.filesAlreadyDone > 0 {
-                lines.append("  resuming: \(summary.filesAlreadyDone) of \(summary.files) files already in place")
+                let confirmed = summary.filesVerified > 0 ? " (\(summary.filesVerified) confirmed by their ETag)" : ""
+                lines.append(
+                    "  resuming: \(summary.filesAlreadyDone) of \(summary.files) files already in place\(confirmed)")
+            }
+            if summary.filesChanged > 0 {
+                lines.append("  \(summary.filesChanged) completed files changed on the server: fetching them again")
             }
             if summary.live { lines.append("  live: recording; Ctrl-C stops the recording and keeps it") }
             context.writeError(lines.joined(separator: "\n") + "\n")
