@@ -56,7 +56,7 @@ let package = Package(
         // The byte-range media cache: sparse data files, an SQLite index of cached spans, read-through, eviction.
         .target(
             name: "MediaCache",
-            dependencies: ["HTTP", "HLS", "Core", .target(name: "CLinuxSystem", condition: linuxOnly)],
+            dependencies: ["HTTP", "HLS", "Core"],
             swiftSettings: strictSettings),
         .target(
             name: "MediaServer",

@@ -1,5 +1,5 @@
 // Linux kernel interfaces that Swift's Glibc module map leaves out: epoll, eventfd, accept4,
-// openat2, extended attributes and a thread's own nice value and name. No library is linked; these are declarations of libc functions and one typed wrapper
+// openat2 and extended attributes. No library is linked; these are declarations of libc functions and one typed wrapper
 // around the variadic syscall(2), which Swift cannot call.
 #ifndef STREAMKIT_CLINUXSYSTEM_SHIM_H
 #define STREAMKIT_CLINUXSYSTEM_SHIM_H
@@ -8,8 +8,6 @@
 #include <linux/openat2.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -31,17 +29,6 @@ static inline int sk_open_beneath(int directory, const char *path, int flags) {
     errno = ENOSYS;
     return -1;
 #endif
-}
-
-// Sets the nice value of the calling thread only (on Linux, nice is per thread). Returns -1 with
-// errno set.
-static inline int sk_set_thread_nice(int value) {
-    return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), value);
-}
-
-// Names the calling thread (at most 15 bytes are kept), as /proc/self/task/TID/comm shows it.
-static inline int sk_set_thread_name(const char *name) {
-    return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
 }
 
 #endif

@@ -66,10 +66,9 @@ final class CacheStore: Sendable {
     let claimBatchBytes: Int64
     let logger: Logger
     private let state: Mutex<State>
-    /// Unlinks the data files set aside, in order, away from the caller and at low priority:
-    /// freeing a cached 1 GiB file's pages took 75–300 ms here, and the caller is often a request
-    /// that needed the room.
-    private let remover = BackgroundRemover.shared
+    /// Unlinks the data files set aside, in order, away from the caller: freeing a cached 1 GiB
+    /// file's pages took 75–300 ms here, and the caller is often a request that needed the room.
+    private let remover = DispatchQueue(label: "streamkit.media-cache.remove", qos: .utility)
     /// What start-up repaired: entries whose file held less than the index claimed.
     let repairs: [(key: String, droppedBytes: Int64)]
 
@@ -135,13 +134,19 @@ final class CacheStore: Sendable {
             defer { state.doomed = [] }
             return (result, state.doomed)
         }
-        if !doomed.isEmpty { remover.unlink(doomed) }
+        if !doomed.isEmpty {
+            remover.async {
+                for path in doomed { unlink(path) }
+            }
+        }
         return result
     }
 
     /// Returns once every data file set aside so far is unlinked.
     func removalsFinished() async {
-        await remover.drained()
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            remover.async { done.resume() }
+        }
     }
 
     // MARK: Queries

@@ -164,6 +164,7 @@ import Testing
 
         var unchecked = job
         unchecked.options.verifiesCompletedFiles = false
+        try Self.markUnfinished(setup.package)
         let beforeThird = try await setup.origin.settledAccessLogCount()
         let (third, _) = try await Support.run(unchecked)
         #expect(third.status == .complete && third.filesFetched == 0)
@@ -206,6 +207,7 @@ import Testing
         job.options.connections = 2
         job.options.retry = HTTPClientRetryPolicy(maximumAttempts: 3, initialDelay: .milliseconds(200))
         #expect(try await Support.run(job).0.status == .complete)
+        try Self.markUnfinished(setup.package)
         await setup.origin.stop()
         let started = ContinuousClock.now
         let (second, events) = try await Support.run(job)
@@ -213,8 +215,91 @@ import Testing
         #expect(second.status == .complete && second.filesFetched == 0)
         let summary = try #require(Self.summary(in: events))
         #expect(summary.filesAlreadyDone == 40 && summary.filesVerified == 0 && summary.filesChanged == 0)
-        // Two checks at once, each retried for 0.2 + 0.4 s: one round, not twenty.
         #expect(elapsed < .seconds(5), "\(elapsed)")
+    }
+
+    /// A server that answers the checks with 503 (an origin down behind a proxy or a CDN) ends
+    /// the checking at its first answer: no retries, no check per file; the files are kept.
+    @Test func aServerAnswering503EndsTheChecks() async throws {
+        let count = 40
+        let playlist = Array(HostilePlaylistTests.playlist((0..<count).flatMap { ["#EXTINF:2,", "s\($0).ts"] }))
+        let responder = try ScriptedTCPResponder { index in
+            let close: [(String, String)] = [("Connection", "close")]
+            let response: [UInt8]
+            if index == 0 {
+                response = ScriptedTCPResponder.httpResponse(
+                    status: 200, headers: close + [("Content-Length", "\(playlist.count)")], body: playlist)
+            } else if index <= count {
+                response = ScriptedTCPResponder.httpResponse(
+                    status: 200, headers: close + [("Content-Length", "100"), ("ETag", "\"v1\"")],
+                    body: Array(repeating: 7, count: 100))
+            } else {
+                response = ScriptedTCPResponder.httpResponse(
+                    status: 503, reason: "Service Unavailable", headers: close + [("Content-Length", "0")])
+            }
+            return [.readRequestHead, .send(response), .close]
+        }
+        let sandbox = try TestRun.makeTemporaryDirectory("checks-503")
+        var options = Support.fastOptions(connections: 1)
+        options.retry = HTTPClientRetryPolicy(maximumAttempts: 3, initialDelay: .milliseconds(200))
+        var job = HLSDownloadJob(
+            source: responder.url("p.m3u8").absoluteString, options: options,
+            packageDirectory: sandbox.appendingPathComponent("pkg"))
+        #expect(try await Support.run(job).0.status == .complete)
+        try Self.markUnfinished(job.packageDirectory)
+        job.options.connections = 2
+        let (second, events) = try await Support.run(job)
+        #expect(second.status == .complete && second.filesFetched == 0)
+        let summary = try #require(Self.summary(in: events))
+        #expect(summary.filesAlreadyDone == count && summary.filesVerified == 0)
+        // The two checks that were in flight at once, and no more.
+        let checks = responder.connectionCount - count - 1
+        #expect(checks >= 1 && checks <= 2, "\(checks) checks")
+        await responder.stop()
+    }
+
+    /// A byte-range file whose resource changed is fetched again; that fetch is interrupted
+    /// part-way. The next run ends with the new bytes only, not the old file's taken for the new
+    /// version's.
+    @Test func anInterruptedRefetchOfAChangedRangedFileEndsWithTheNewBytes() async throws {
+        let length = 120_000
+        let old = Data((0..<length).map { UInt8($0 % 251) })
+        let setup = try await Setup.make(files: [
+            "media.ts": old,
+            "index.m3u8": HostilePlaylistTests.playlist(
+                [
+                    "#EXTINF:2,", "#EXT-X-BYTERANGE:40000@0", "media.ts",
+                    "#EXTINF:2,", "#EXT-X-BYTERANGE:80000@40000", "media.ts",
+                ], version: 4),
+        ])
+        var job = setup.job("index.m3u8")
+        job.options.connections = 1
+        job.options.minimumRangePieceBytes = 10_000
+        #expect(try await Support.run(job).0.status == .complete)
+        try Self.markUnfinished(setup.package)
+        let new = Data((0..<length).map { UInt8(($0 * 7 + 3) % 253) })
+        let origin = setup.originRoot.appendingPathComponent("media.ts")
+        try new.write(to: origin)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date().addingTimeInterval(-3600)], ofItemAtPath: origin.path)
+        _ = try? await Support.run(job, rate: 40_000) { event, download in
+            if case .progress(let progress) = event, progress.bytesDone >= 30_000 { download.cancel() }
+        }
+        let final = setup.package.appendingPathComponent("video/media-0.ts").path
+        #expect(
+            FileManager.default.fileExists(atPath: final + PackageLayout.rangedPartialSuffix), "interrupted too late")
+        let (third, _) = try await Support.run(job)
+        #expect(third.status == .complete)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: final)) == new)
+        setup.expectNothingOutsideThePackage()
+        await setup.origin.stop()
+    }
+
+    /// Sets package.json's status as a run that did not finish leaves it.
+    static func markUnfinished(_ package: URL) throws {
+        var manifest = try #require(try PackageManifest.load(from: package))
+        manifest.status = .interrupted
+        try PackageStore.save(manifest, in: package)
     }
 
     static func summary(in events: [HLSDownloadEvent]) -> HLSPackageSummary? {
@@ -243,6 +328,13 @@ import Testing
         #expect(
             CompletedFileCheck.judging(status: .notFound, current: recorded, recorded: recorded)
                 == .unverified(reason: "HTTP 404"))
+        // Statuses worth retrying say the server is not answering now: the checking stops.
+        #expect(
+            CompletedFileCheck.judging(status: HTTPStatus(503), current: nil, recorded: recorded)
+                == .unreachable(reason: "HTTP 503"))
+        #expect(
+            CompletedFileCheck.judging(status: HTTPStatus(429), current: nil, recorded: recorded)
+                == .unreachable(reason: "HTTP 429"))
     }
 
     /// Rewrites package.json as a kill before its next checkpoint leaves it: `path` still pending.

@@ -32,31 +32,6 @@ import Darwin
         #expect(CacheFileNaming.fileName(hash: hash, url: url, mimeType: mime) == hash + "." + ext)
     }
 
-    /// Data files set aside are unlinked by one thread at nice 19, in order, so that freeing a
-    /// large file's pages does not take a core from the requests.
-    @Test func setAsideFilesAreUnlinkedInOrderByALowPriorityThread() async throws {
-        let directory = try TestRun.makeTemporaryDirectory("remover")
-        let paths = (0..<3).map { directory.appendingPathComponent("f\($0)").path }
-        for path in paths { #expect(FileManager.default.createFile(atPath: path, contents: Data([1]))) }
-        BackgroundRemover.shared.unlink(paths)
-        await BackgroundRemover.shared.drained()
-        #expect(paths.allSatisfy { !FileManager.default.fileExists(atPath: $0) })
-        #if os(Linux)
-        // Its nice value is field 19 of its stat line.
-        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")
-        let nice = tasks.compactMap { task -> Int? in
-            let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
-            guard comm?.hasPrefix(BackgroundRemover.threadName) == true,
-                let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
-                let end = stat.lastIndex(of: ")")
-            else { return nil }
-            let fields = stat[stat.index(after: end)...].split(separator: " ")
-            return Int(fields[16])
-        }
-        #expect(nice == [19], "\(nice)")
-        #endif
-    }
-
     @Test func keyFunctionsDropSigningParametersAndKeepTheRest() {
         let keys = MediaCacheKeyFunction.signedURLs
         #expect(

@@ -8,15 +8,16 @@ enum CompletedFileCheck: Sendable, Hashable {
     case unchanged
     /// The server has the resource with another ETag: the file on disk is not what it serves now.
     case changed
-    /// The server could not vouch for it (an error status, no ETag, no answer): the file is kept
-    /// on its length.
+    /// The server could not vouch for it (an error status, no ETag): the file is kept on its length.
     case unverified(reason: String)
-    /// The server could not be reached: the files left to check are kept on their length too,
-    /// without asking (a package resumed offline must not wait for a retry per file).
+    /// The server did not answer (no connection, or a status worth retrying: 408, 429, 5xx): the
+    /// files left to check are kept on their lengths too, without asking (a package resumed while
+    /// its server is down must not wait for a check per file).
     case unreachable(reason: String)
 
     /// The check of a server's answer: `status` and the `current` ETag it gave.
     static func judging(status: HTTPStatus, current: EntityTag?, recorded: EntityTag) -> CompletedFileCheck {
+        if HTTPClientRetryPolicy.isRetryable(status: status) { return .unreachable(reason: "HTTP \(status.rawValue)") }
         guard status.isSuccess else { return .unverified(reason: "HTTP \(status.rawValue)") }
         guard let current else { return .unverified(reason: "no ETag in the answer") }
         if current.strongMatches(recorded) { return .unchanged }
@@ -28,13 +29,22 @@ enum CompletedFileCheck: Sendable, Hashable {
 }
 
 extension HLSDownloadEngine {
+    /// A resource and the ETag its files were fetched with (files of one resource fetched at
+    /// different times may hold different versions).
+    struct CheckedResource: Hashable, Sendable {
+        var url: String
+        var tag: EntityTag
+    }
+
     /// Checks the files an earlier run completed against the server before this run counts them:
-    /// one HEAD request per resource whose strong ETag was recorded (a GET of its first byte when
-    /// the server refuses HEAD), at most ``HLSDownloadOptions/connections`` at once. Nothing is
-    /// downloaded for a file that is unchanged; one whose resource changed is fetched again (the
-    /// old file stays in place until the new one replaces it). Not checked: a package whose last
-    /// run completed it (running the command again on it asks the server nothing, so it works
-    /// offline), and live recordings (their early segments have left the server's window).
+    /// one HEAD request per resource and recorded strong ETag (a GET of its first byte when the
+    /// server refuses HEAD: 403, 405, 501), at most ``HLSDownloadOptions/connections`` at once,
+    /// each tried once. Nothing is downloaded for a file that is unchanged; one whose resource
+    /// changed is fetched again (the old file stays in place until the new one replaces it). The
+    /// first check the server does not answer ends the checking: the rest are kept on their
+    /// lengths. Not checked: a package whose last run completed it (running the command again on
+    /// it asks the server nothing, so it works offline), and live recordings (their early
+    /// segments have left the server's window).
     ///
     /// - Returns: How many files the server confirmed, and how many changed.
     func verifyCompleted(
@@ -42,51 +52,56 @@ extension HLSDownloadEngine {
         records: [String: PackageManifest.File], status: PackageStatus?
     ) async -> (verified: Int, changed: Int) {
         guard options.verifiesCompletedFiles, status != .complete, !state.withLock({ $0.live }) else { return (0, 0) }
-        var byURL: [String: (tag: EntityTag, indices: [Int])] = [:]
+        var resources: [CheckedResource: [Int]] = [:]
         for (index, (fileState, _)) in outcomes.enumerated() {
             guard case .done(_, let recorded?) = fileState, files[index].kind != .key,
                 let tag = EntityTag(headerValue: recorded), !tag.isWeak
             else { continue }
-            byURL[files[index].url, default: (tag, [])].indices.append(index)
+            resources[CheckedResource(url: files[index].url, tag: tag), default: []].append(index)
         }
-        guard !byURL.isEmpty else { return (0, 0) }
-        let checks = await check(byURL.map { ($0.key, $0.value.tag) })
+        guard !resources.isEmpty else { return (0, 0) }
+        let checks = await check(Array(resources.keys))
         var verified = 0
         var changed = 0
-        for (url, check) in checks {
-            guard let indices = byURL[url]?.indices else { continue }
+        var kept: [(path: String, reason: String)] = []
+        for (resource, check) in checks {
+            guard let indices = resources.removeValue(forKey: resource) else { continue }
             switch check {
             case .unchanged:
                 verified += indices.count
             case .changed:
                 changed += indices.count
-                logger.info("\(url) changed on the server since it was fetched: fetching it again")
+                logger.info("\(resource.url) changed on the server since it was fetched: fetching it again")
                 for index in indices {
                     outcomes[index] = reconcile(files[index], record: records[files[index].path], keepingFinal: false)
                 }
-            case .unverified(let reason):
-                logger.warning(
-                    "kept \(files[indices[0]].path) on its length: the server did not confirm it (\(reason))")
-            case .unreachable(let reason):
-                logger.warning("kept \(files[indices[0]].path) on its length: the server did not answer (\(reason))")
+            case .unverified(let reason), .unreachable(let reason):
+                for index in indices { kept.append((files[index].path, reason)) }
             }
         }
-        let unchecked = byURL.count - checks.count
+        // One line each, not one per file: a server refusing every check would flood the output.
+        if let first = kept.first {
+            logger.warning(
+                "kept \(kept.count) completed files on their lengths: the server did not confirm them "
+                    + "(\(first.path): \(first.reason))")
+        }
+        let unchecked = resources.values.reduce(0) { $0 + $1.count }
         if unchecked > 0 {
-            logger.warning("kept \(unchecked) more completed files on their length: the server did not answer")
+            logger.warning(
+                "kept \(unchecked) more completed files on their lengths unchecked: the server stopped answering")
         }
         return (verified, changed)
     }
 
     /// Asks the server for the current ETag of each resource, `options.connections` at a time,
-    /// until it cannot be reached.
-    private func check(_ resources: [(url: String, tag: EntityTag)]) async -> [(String, CompletedFileCheck)] {
-        await withTaskGroup(of: (String, CompletedFileCheck).self) { group in
-            var results: [(String, CompletedFileCheck)] = []
+    /// until it does not answer.
+    private func check(_ resources: [CheckedResource]) async -> [(CheckedResource, CompletedFileCheck)] {
+        await withTaskGroup(of: (CheckedResource, CompletedFileCheck).self) { group in
+            var results: [(CheckedResource, CompletedFileCheck)] = []
             var next = resources.makeIterator()
             for _ in 0..<options.connections {
                 guard let resource = next.next() else { break }
-                group.addTask { (resource.url, await self.check(resource.url, recorded: resource.tag)) }
+                group.addTask { (resource, await self.check(resource.url, recorded: resource.tag)) }
             }
             while let result = await group.next() {
                 results.append(result)
@@ -95,7 +110,7 @@ extension HLSDownloadEngine {
                     continue
                 }
                 if !group.isCancelled, let resource = next.next() {
-                    group.addTask { (resource.url, await self.check(resource.url, recorded: resource.tag)) }
+                    group.addTask { (resource, await self.check(resource.url, recorded: resource.tag)) }
                 }
             }
             return results
@@ -106,7 +121,8 @@ extension HLSDownloadEngine {
     private func check(_ url: String, recorded: EntityTag) async -> CompletedFileCheck {
         do {
             var head = try await head(url, method: .head)
-            if head.status == .methodNotAllowed || head.status.rawValue == 501 {
+            // Refused HEAD: 405 and 501, and 403 from servers whose signed URLs are for GET only.
+            if [403, 405, 501].contains(head.status.rawValue) {
                 head = try await self.head(url, method: .get)
             }
             return .judging(status: head.status, current: head.entityTag, recorded: recorded)
@@ -115,13 +131,14 @@ extension HLSDownloadEngine {
         }
     }
 
-    /// The response head of a `method` request for `url`; a GET asks for the first byte only and
+    /// The response head of a `method` request for `url`, tried once (a server that does not
+    /// answer now ends the checking; it is not waited for); a GET asks for the first byte only and
     /// its body is dropped.
     private func head(_ url: String, method: HTTPMethod) async throws -> HTTPClientResponseHead {
         var request = HTTPClientRequest(url: url, method: method, headers: options.headers)
         request.decodesContent = false
         if method == .get { request.range = .closed(first: 0, last: 0) }
-        let response = try await client.execute(request, retry: options.retry)
+        let response = try await client.execute(request, retry: .none)
         if method != .head { response.body.cancel() }
         return response.head
     }

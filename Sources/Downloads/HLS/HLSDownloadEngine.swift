@@ -354,11 +354,14 @@ final class HLSDownloadEngine: Sendable {
         let finalPath = path(file.path)
         let rangesRecordLeft = file.parts != nil && PackageFiles.exists(finalPath + PackageLayout.rangesRecordSuffix)
         if file.parts != nil, !file.rebased, file.decryption == nil, PackageFiles.exists(finalPath),
-            record?.state == "gap" || rangesRecordLeft
+            record?.state == "gap" || rangesRecordLeft,
+            !PackageFiles.exists(finalPath + PackageLayout.rangedPartialSuffix)
         {
             // A byte-range file finished with gaps (its ranges record stays while ranges failed,
             // so this is known even when the run was killed before package.json said so): put it
-            // back to partial and fetch what failed.
+            // back to partial and fetch what failed. Not when a partial file is there: that is a
+            // new fetch of a resource changed on the server, and the record is the new fetch's
+            // (found in review: the old file's bytes were taken for the new version's).
             try? PackageFiles.rename(finalPath, to: finalPath + PackageLayout.rangedPartialSuffix)
         }
         if keepingFinal, let size = PackageFiles.size(finalPath) {
