@@ -95,7 +95,10 @@ extension HLSDownloadEngine {
         var etag: String?
         if let decryption = file.decryption {
             let encrypted = finalPath + PackageLayout.encryptedSuffix
-            if !PackageFiles.exists(encrypted) {
+            if PackageFiles.exists(encrypted) {
+                // Fetched whole by a run that stopped before decrypting it: its ETag is on it.
+                etag = FileEntityTagAttribute.read(path: encrypted)?.headerValue
+            } else {
                 etag = try await download(index, file, to: encrypted)
             }
             guard let key = state.withLock({ $0.keys[decryption.keyPath] }) else {
@@ -104,8 +107,7 @@ extension HLSDownloadEngine {
             do {
                 try PackageFiles.decrypt(
                     encrypted, to: finalPath, key: key, iv: decryption.iv,
-                    entityTag: etag.flatMap(EntityTag.init(headerValue:))
-                        ?? FileEntityTagAttribute.read(path: encrypted))
+                    entityTag: etag.flatMap(EntityTag.init(headerValue:)))
             } catch {
                 PackageFiles.remove(encrypted)
                 throw HLSDownloadError(error.kind, url: file.url, path: file.path, detail: error.detail)
