@@ -94,6 +94,52 @@ import Glibc
                 + "\(checked) checks of completed files")
     }
 
+    /// A byte-range file (three 2 MiB ranges of one resource) killed with SIGKILL half-way
+    /// through its requests: the restart asks only for the bytes not on disk (a request's
+    /// progress is recorded once a second, not only when it ends).
+    @Test func aByteRangeFileKilledHalfWayContinuesFromItsLastByte() async throws {
+        let root = try TestRun.makeTemporaryDirectory("ranged-kill")
+        let piece = 2 << 20
+        var generator = SplitMix64(seed: 7)
+        let media = Data((0..<(3 * piece / 8)).flatMap { _ in withUnsafeBytes(of: generator.next()) { Array($0) } })
+        try media.write(to: root.appendingPathComponent("big.ts"))
+        var lines = ["#EXTM3U", "#EXT-X-VERSION:4", "#EXT-X-TARGETDURATION:2", "#EXT-X-PLAYLIST-TYPE:VOD"]
+        for index in 0..<3 { lines += ["#EXTINF:2,", "#EXT-X-BYTERANGE:\(piece)@\(index * piece)", "big.ts"] }
+        try (lines + ["#EXT-X-ENDLIST", ""]).joined(separator: "\n").write(
+            to: root.appendingPathComponent("index.m3u8"), atomically: true, encoding: .utf8)
+        let nginx = try await Nginx.static(
+            root: root, limitRatePerConnection: 150_000, unthrottledHeader: "X-Unthrottled")
+        let url = nginx.url("index.m3u8").absoluteString
+        let home = try TestRun.makeTemporaryDirectory("ranged-kill-home")
+        let id = HLSDownloadJob.packageID(source: url, selection: HLSSelection(), decrypt: false)
+        let first = try ChildProcess(
+            executable: Self.streamkit(), arguments: ["download", url, "--home", home.path, "--json"],
+            logName: "streamkit-ranged-kill")
+        try await Task.sleep(for: .seconds(3))
+        first.signal(SIGKILL)
+        #expect(try await first.wait(timeout: .seconds(20)) == 128 + SIGKILL, "it ended by itself")
+        let before = try await nginx.settledAccessLogCount()
+        let second = try ChildProcess(
+            executable: Self.streamkit(),
+            arguments: ["download", url, "--home", home.path, "--json", "-H", "X-Unthrottled: 1"],
+            logName: "streamkit-ranged-restart")
+        #expect(try await second.wait(timeout: .seconds(60)) == 0, "\(second.standardError)")
+        await nginx.stop()
+        let local = home.appendingPathComponent("library/\(id)/video/media-0.ts")
+        #expect(try Data(contentsOf: local) == media)
+        let log = try await nginx.settledAccessLog()
+        func sent(_ entries: ArraySlice<AccessLogEntry>) -> Int64 {
+            entries.filter { $0.uri == "/big.ts" && $0.method == "GET" }.reduce(Int64(0)) { $0 + $1.bytesSent }
+        }
+        let sentBefore = sent(log.prefix(before))
+        let sentAgain = sent(log.dropFirst(before))
+        #expect(sentBefore > 500_000, "the first run fetched too little to tell: \(sentBefore)")
+        // Bytes on disk at the kill, less at most a second of each request, are not asked again.
+        #expect(
+            sentAgain < Int64(3 * piece) - sentBefore / 2,
+            "the restart fetched \(sentAgain) of \(3 * piece) bytes, though \(sentBefore) were sent before the kill")
+    }
+
     /// Ctrl-C stops a VOD download with 130 and keeps its state; the same command resumes it.
     @Test func ctrlCExits130AndTheSameCommandResumes() async throws {
         let fixture = try await Fixtures.shared.fixture(

@@ -235,18 +235,29 @@ extension HLSDownloadEngine {
         let descriptor = try PackageFiles.openForWriting(partial)
         let shift = file.rebased ? (file.parts?.first?.lowerBound ?? 0) : 0
         let fetcher = RangeFetcher(client: client, headers: options.headers, policy: options.retry)
+        let recordPath = finalPath + PackageLayout.rangesRecordSuffix
         var failure: HLSDownloadError?
         var current = validator
+        var lastSave = ContinuousClock.now
         for gap in missing {
             do {
                 let outcome = try await fetcher.fetch(
                     url: file.url, range: gap, into: descriptor, shift: shift, validator: current
-                ) { written in
-                    state.withLock { state in
+                ) { written, validator in
+                    let record: RangesRecord? = state.withLock { state in
                         state.ranged[index, default: RangedFileState()].done.insert(written)
+                        if state.ranged[index]?.validator == nil { state.ranged[index]?.validator = validator }
                         state.bytesDone += written.count
                         state.bytesTransferred += written.count
+                        // A request may run for minutes: what it wrote is recorded once a second,
+                        // so that a kill -9 costs at most that much (Ctrl-C saves at the end).
+                        guard lastSave.duration(to: .now) >= .seconds(1) else { return nil }
+                        lastSave = .now
+                        return RangesRecord(
+                            url: file.url, validator: state.ranged[index]?.validator,
+                            done: state.ranged[index]?.done ?? ByteRangeSet())
                     }
+                    try? record?.save(recordPath)
                 }
                 current = current ?? outcome.validator
                 state.withLock { state in
@@ -265,7 +276,7 @@ extension HLSDownloadEngine {
                 url: file.url, validator: state.ranged[index]?.validator,
                 done: state.ranged[index]?.done ?? ByteRangeSet())
         }
-        try? record.save(finalPath + PackageLayout.rangesRecordSuffix)
+        try? record.save(recordPath)
         if let failure { throw failure }
     }
 

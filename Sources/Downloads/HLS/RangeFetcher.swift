@@ -30,12 +30,13 @@ struct RangeFetcher {
     ///
     /// - Parameters:
     ///   - validator: The validator of bytes fetched before from this resource, if any.
-    ///   - onWritten: Called with each newly written sub-range, after it is in the file.
+    ///   - onWritten: Called with each newly written sub-range, after it is in the file, and the
+    ///     validator of the representation its bytes came from.
     /// - Returns: The validator and length the server reported.
     /// - Throws: ``HLSDownloadError`` naming the URL (and the status, for a status error).
     func fetch(
         url: String, range: ByteRange, into descriptor: Int32, shift: Int64, validator: HTTPClientRequest.IfRange?,
-        onWritten: (ByteRange) -> Void
+        onWritten: (ByteRange, HTTPClientRequest.IfRange?) -> Void
     ) async throws(HLSDownloadError) -> Outcome {
         let timing = client.configuration.retryTiming
         var next = range.lowerBound
@@ -77,7 +78,7 @@ struct RangeFetcher {
                             let piece = ByteRange(start + counted, start + written)
                             counted = written
                             next = start + written
-                            onWritten(piece)
+                            onWritten(piece, outcome.validator)
                         }
                     } catch let error as HTTPClientError {
                         failure = error
@@ -114,7 +115,7 @@ struct RangeFetcher {
                                             wanted.upperBound - chunkRange.lowerBound)]
                                 try Self.write(Array(slice), to: descriptor, at: wanted.lowerBound - shift)
                                 next = wanted.upperBound
-                                onWritten(wanted)
+                                onWritten(wanted, outcome.validator)
                             }
                             if offset >= range.upperBound {
                                 response.body.cancel()
