@@ -116,6 +116,58 @@ import Testing
         await origin.stop()
     }
 
+    /// RFC 8216bis §4.4.4.4: a key applies to the maps written after it. A map written before the
+    /// key is clear, only the fragments are encrypted: the package plays like the origin (its
+    /// playlist keeps the map out from under the key), and `--decrypt` keeps the clear map as it is.
+    @Test func aMapWrittenBeforeItsKeyStaysClear() async throws {
+        let fixture = try await Fixtures.shared.fixture(FixtureRecipe(.hlsFMP4))
+        let root = try TestRun.makeTemporaryDirectory("map-before-key")
+        try FileManager.default.copyItem(
+            at: fixture.directory.appendingPathComponent("init.mp4"), to: root.appendingPathComponent("init.mp4"))
+        try Data(Fixtures.key).write(to: root.appendingPathComponent("k.bin"))
+        let original = try #require(try Playlist.parse(Data(contentsOf: fixture.entryFile)).playlist.media)
+        var lines = [
+            "#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:\(original.targetDuration ?? 2)",
+            "#EXT-X-PLAYLIST-TYPE:VOD", "#EXT-X-MAP:URI=\"init.mp4\"",
+            "#EXT-X-KEY:METHOD=AES-128,URI=\"k.bin\",IV=0x\(Hex.encode(Fixtures.explicitIV))",
+        ]
+        var clear: [Data] = []
+        for segment in original.segments {
+            let plain = try Data(contentsOf: fixture.directory.appendingPathComponent(segment.uri))
+            clear.append(plain)
+            let encrypted = try AES128CBC.encrypt(Array(plain), key: Fixtures.key, iv: Fixtures.explicitIV)
+            try Data(encrypted).write(to: root.appendingPathComponent(segment.uri))
+            lines += ["#EXTINF:\(segment.duration),", segment.uri]
+        }
+        try (lines + ["#EXT-X-ENDLIST", ""]).joined(separator: "\n").write(
+            to: root.appendingPathComponent("index.m3u8"), atomically: true, encoding: .utf8)
+        let origin = try await Nginx.static(root: root)
+        let url = origin.url("index.m3u8").absoluteString
+        let theirs = try await Support.decodedFrames(url)
+        #expect(theirs.contains { $0.hasPrefix("video:") }, "the origin itself does not play: \(theirs)")
+
+        let job = try Support.job(url)
+        #expect(try await Support.run(job).result.status == .complete)
+        let local = try String(
+            contentsOf: job.packageDirectory.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
+        let mapLine = try #require(local.range(of: "#EXT-X-MAP"))
+        let keyLine = try #require(local.range(of: "#EXT-X-KEY"))
+        #expect(mapLine.lowerBound < keyLine.lowerBound, "\(local)")
+        let player = try await Support.serve(job.packageDirectory.deletingLastPathComponent())
+        #expect(try await Support.decodedFrames(player.url("p/index.m3u8").absoluteString) == theirs)
+        await player.stop()
+
+        let decrypting = try Support.job(url, options: Support.fastOptions(decrypt: true))
+        #expect(try await Support.run(decrypting).result.status == .complete)
+        #expect(
+            try Data(contentsOf: decrypting.packageDirectory.appendingPathComponent("video/init-0.mp4"))
+                == Data(contentsOf: root.appendingPathComponent("init.mp4")))
+        let mine = try Support.segmentFiles(
+            ofPlaylist: decrypting.packageDirectory.appendingPathComponent("video/index.m3u8"))
+        #expect(try mine.map { try Support.bytes($0) } == clear)
+        await origin.stop()
+    }
+
     /// The master fixture: the best variant, both audio languages with `--audio all`, the English
     /// subtitles; each rendition byte-identical to the origin's, and the package master decodes to
     /// the origin variant's frames plus each audio rendition's.

@@ -34,8 +34,8 @@ import Testing
                 #EXT-X-MEDIA-SEQUENCE:0
                 #EXT-X-PLAYLIST-TYPE:VOD
                 #EXT-X-START:TIME-OFFSET=-3,PRECISE=YES
-                #EXT-X-KEY:METHOD=AES-128,URI="k.bin",IV=0x00000000000000000000000000000001
                 #EXT-X-MAP:URI="init.mp4",BYTERANGE="100@0"
+                #EXT-X-KEY:METHOD=AES-128,URI="k.bin",IV=0x00000000000000000000000000000001
                 #EXTINF:6.006,title
                 #EXT-X-BYTERANGE:5000@100
                 media.mp4
@@ -47,6 +47,42 @@ import Testing
                 #EXT-X-ENDLIST
 
                 """)
+    }
+
+    /// A key applies only to the maps written after it (RFC 8216bis §4.4.4.4): the order of
+    /// EXT-X-MAP and EXT-X-KEY before one segment is kept, and the resolved map says which keys
+    /// apply to it.
+    @Test func theOrderOfAMapAndAKeyIsKept() throws {
+        let mapFirst = """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:6
+            #EXT-X-MAP:URI="init.mp4"
+            #EXT-X-KEY:METHOD=AES-128,URI="k.bin",IV=0x1
+            #EXTINF:6,
+            a.m4s
+            #EXT-X-MAP:URI="init2.mp4"
+            #EXTINF:6,
+            b.m4s
+            #EXT-X-ENDLIST
+
+            """
+        let playlist = try #require(try Playlist.parse(mapFirst).playlist.media)
+        #expect(playlist.segments[0].keysBeforeMap == 0)
+        let resolved = playlist.resolvedSegments()
+        #expect(resolved[0].map?.keys.isEmpty == true && resolved[0].identityKey != nil)
+        #expect(resolved[1].map?.identityKey?.isIVExplicit == true)
+        let text = playlist.serialized()
+        let map = try #require(text.range(of: "init.mp4"))
+        let key = try #require(text.range(of: "k.bin"))
+        #expect(map.lowerBound < key.lowerBound, "\(text)")
+        #expect(try Playlist.parse(text).playlist.media == playlist)
+        // Key first: the map is under it.
+        let keyFirst = mapFirst.replacingOccurrences(
+            of: "#EXT-X-MAP:URI=\"init.mp4\"\n#EXT-X-KEY:METHOD=AES-128,URI=\"k.bin\",IV=0x1",
+            with: "#EXT-X-KEY:METHOD=AES-128,URI=\"k.bin\",IV=0x1\n#EXT-X-MAP:URI=\"init.mp4\"")
+        let underKey = try #require(try Playlist.parse(keyFirst).playlist.media)
+        #expect(underKey.segments[0].keysBeforeMap == nil)
+        #expect(underKey.resolvedSegments()[0].map?.identityKey != nil)
     }
 
     @Test func canonicalMultivariantPlaylist() throws {

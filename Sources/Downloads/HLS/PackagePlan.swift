@@ -185,9 +185,13 @@ struct RenditionPlanner: Sendable {
                     localMap = known.reference
                 } else {
                     let ext = PackageLayout.fileExtension(forURI: map.uri, fallback: "mp4")
-                    // A map is encrypted with the key in effect when it has an explicit IV (RFC 8216bis §4.4.4.5).
-                    let mapDecryption = decryption.flatMap { _ in
-                        resolved.identityKey?.isIVExplicit == true ? decryption : nil
+                    // A map is encrypted by the AES-128 key in effect where it was written, which
+                    // must have an explicit IV (RFC 8216bis §4.4.4.4, §4.4.4.5); a key written after
+                    // the map does not apply to it.
+                    let mapDecryption = decryption.flatMap { segmentDecryption -> Decryption? in
+                        guard let key = map.identityKey, key.method == .aes128, key.isIVExplicit else { return nil }
+                        let path = key.uri.flatMap { keyPaths[$0] } ?? segmentDecryption.keyPath
+                        return Decryption(keyPath: path, iv: key.iv)
                     }
                     if let range = map.byteRange, sharesRangedFiles, mapDecryption == nil {
                         let index = sharedFileIndex(

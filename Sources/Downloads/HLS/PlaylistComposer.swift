@@ -88,6 +88,7 @@ enum PlaylistComposer {
                 isDiscontinuity: isDiscontinuity,
                 isGap: source.isGap || (target == .local && recorded.skipped),
                 dateRanges: source.dateRanges, bitrate: source.bitrate, extraLines: source.extraLines)
+            let previousKeysBeforeEntry = previousKeys
             if keys != previousKeys {
                 entry.keys = keys.isEmpty ? [EncryptionKey(method: .noEncryption)] : keys
                 previousKeys = keys
@@ -104,6 +105,18 @@ enum PlaylistComposer {
                 )
                 previousMap = map
                 requiredVersion = max(requiredVersion, header.iFramesOnly ? 5 : 6)
+                // A clear map (written in the source where no AES-128 key with an IV applied)
+                // must not come under an AES-128 key here: it goes before the keys, or after a
+                // METHOD=NONE (RFC 8216bis §4.4.4.4).
+                let encryptedMap = resolved.map?.identityKey.map { $0.method == .aes128 && $0.isIVExplicit } ?? false
+                if !encryptedMap, keys.contains(where: { $0.method == .aes128 }) {
+                    if !entry.keys.isEmpty, !previousKeysBeforeEntry.contains(where: { $0.method == .aes128 }) {
+                        entry.keysBeforeMap = 0
+                    } else {
+                        entry.keys = [EncryptionKey(method: .noEncryption)] + keys
+                        entry.keysBeforeMap = 1
+                    }
+                }
             }
             if reference.range != nil { requiredVersion = max(requiredVersion, 4) }
             longest = max(longest, source.duration)

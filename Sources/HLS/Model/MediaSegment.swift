@@ -80,6 +80,14 @@ public struct MediaSegment: Sendable {
         set { annotations.map = newValue }
     }
 
+    /// How many of ``keys`` were written before ``map``; `nil` when all were (or there is no map).
+    /// A key applies only to the maps written after it (RFC 8216bis §4.4.4.4): with `0`, a map
+    /// written before this segment's EXT-X-KEY stays under the keys of the segments before.
+    public var keysBeforeMap: Int? {
+        get { annotations.keysBeforeMap }
+        set { annotations.keysBeforeMap = newValue }
+    }
+
     /// EXT-X-DATERANGE tags written before this segment.
     public var dateRanges: [DateRange] {
         get { annotations.dateRanges }
@@ -179,6 +187,7 @@ struct SegmentAnnotations: Hashable, Sendable {
     var title = ""
     var keys: [EncryptionKey] = []
     var map: MediaInitialization?
+    var keysBeforeMap: Int?
     var dateRanges: [DateRange] = []
     var bitrate: Int?
     var parts: [PartialSegment] = []
@@ -234,6 +243,8 @@ public struct PendingSegment: Hashable, Sendable, Codable {
     public var keys: [EncryptionKey] = []
     /// EXT-X-MAP.
     public var map: MediaInitialization?
+    /// How many of ``keys`` were written before ``map``; `nil` when all were.
+    public var keysBeforeMap: Int?
     /// EXT-X-PROGRAM-DATE-TIME.
     public var programDateTime: HLSDateTime?
     /// EXT-X-DATERANGE tags.

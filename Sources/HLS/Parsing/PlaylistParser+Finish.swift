@@ -35,6 +35,7 @@ extension PlaylistParser {
         pending.isDiscontinuity = segment.isDiscontinuity
         pending.keys = segment.annotations.keys
         pending.map = segment.annotations.map
+        pending.keysBeforeMap = segment.annotations.keysBeforeMap
         pending.programDateTime = segment.programDateTime
         pending.dateRanges = segment.annotations.dateRanges
         pending.isGap = segment.isGap

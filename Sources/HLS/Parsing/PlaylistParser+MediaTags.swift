@@ -99,6 +99,10 @@ extension PlaylistParser {
     mutating func readKey(_ value: Range<Int>) throws(ParseFailure) {
         sawSegmentTag = true
         let key = try encryptionKey(value, tag: .key)
+        // A key after the map does not apply to it (RFC 8216bis §4.4.4.4): the order is kept.
+        if segment.annotations.map != nil && segment.annotations.keysBeforeMap == nil {
+            segment.annotations.keysBeforeMap = segment.annotations.keys.count
+        }
         segment.annotations.keys.append(key)
     }
 
@@ -148,6 +152,7 @@ extension PlaylistParser {
         }
         if segment.annotations.map != nil { warn("a second EXT-X-MAP before one segment; the later one is used") }
         segment.annotations.map = map
+        segment.annotations.keysBeforeMap = nil
         require(.map)
     }
 

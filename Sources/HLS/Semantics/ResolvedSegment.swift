@@ -22,6 +22,20 @@ public struct ResolvedMap: Hashable, Sendable, Codable {
     public var uri: String
     /// The bytes of the resource holding the initialization section, when not the whole resource.
     public var byteRange: ByteRange?
+    /// The keys in effect where the EXT-X-MAP was written (RFC 8216bis §4.4.4.4: a key applies to
+    /// the maps after it), with their written IVs only (a map has no sequence number to derive
+    /// one from; §4.4.4.5 requires an explicit IV for an encrypted map). Empty: a clear map.
+    public var keys: [ResolvedKey] = []
+
+    /// The key with format `identity` that applies to the map, if any.
+    public var identityKey: ResolvedKey? { keys.first { $0.keyFormat == "identity" } }
+
+    /// Creates a resolved map.
+    public init(uri: String, byteRange: ByteRange?, keys: [ResolvedKey] = []) {
+        self.uri = uri
+        self.byteRange = byteRange
+        self.keys = keys
+    }
 }
 
 /// What applies to one segment once the tags before it are taken into account (RFC 8216bis §4.4.4, §6.3).
@@ -84,9 +98,8 @@ extension MediaPlaylist {
         // The keys in effect, resolved once per change; only IVs taken from the media sequence vary per segment.
         var keysInEffect: [ResolvedKey] = []
         var derivesIV = false
-        for (index, segment) in segments.enumerated() {
-            let annotations = segment.annotations
-            for key in annotations.keys {
+        func apply(_ written: ArraySlice<EncryptionKey>) {
+            for key in written {
                 if key.method == .noEncryption {
                     keys = []
                     resolvedKeyURIs = []
@@ -98,22 +111,32 @@ extension MediaPlaylist {
                     resolvedKeyURIs.append(key.uri.map(resolve))
                 }
             }
-            if !annotations.keys.isEmpty {
-                keysInEffect = zip(keys, resolvedKeyURIs).map { key, uri in
-                    ResolvedKey(
-                        method: key.method, uri: uri, iv: key.iv ?? [], isIVExplicit: key.iv != nil,
-                        keyFormat: key.effectiveKeyFormat, keyFormatVersions: key.keyFormatVersions)
-                }
-                derivesIV = keys.contains { $0.iv == nil }
+            guard !written.isEmpty else { return }
+            keysInEffect = zip(keys, resolvedKeyURIs).map { key, uri in
+                ResolvedKey(
+                    method: key.method, uri: uri, iv: key.iv ?? [], isIVExplicit: key.iv != nil,
+                    keyFormat: key.effectiveKeyFormat, keyFormatVersions: key.keyFormatVersions)
             }
+            derivesIV = keys.contains { $0.iv == nil }
+        }
+        for (index, segment) in segments.enumerated() {
+            let annotations = segment.annotations
+            // The keys written before the map apply to it; those after it only to the segments.
+            let beforeMap =
+                annotations.map == nil
+                ? annotations.keys.count
+                : min(
+                    annotations.keysBeforeMap ?? annotations.keys.count, annotations.keys.count)
+            apply(annotations.keys.prefix(beforeMap))
             if let written = annotations.map {
                 var range: ByteRange?
                 if let byteRange = written.byteRange {
                     let offset = byteRange.offset ?? 0
                     range = ByteRange(validating: offset, offset &+ byteRange.length)
                 }
-                map = ResolvedMap(uri: resolve(written.uri), byteRange: range)
+                map = ResolvedMap(uri: resolve(written.uri), byteRange: range, keys: keysInEffect)
             }
+            apply(annotations.keys.dropFirst(beforeMap))
             if let value = annotations.bitrate { bitrate = value }
             if segment.isDiscontinuity { discontinuitySequence &+= 1 }
             let uri: String

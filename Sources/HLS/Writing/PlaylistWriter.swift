@@ -57,7 +57,8 @@ struct PlaylistWriter {
         let pending = playlist.pendingSegment
         writeSegmentTags(
             discontinuity: pending.isDiscontinuity, keys: pending.keys, map: pending.map,
-            programDateTime: pending.programDateTime, dateRanges: pending.dateRanges, bitrate: pending.bitrate,
+            keysBeforeMap: pending.keysBeforeMap, programDateTime: pending.programDateTime,
+            dateRanges: pending.dateRanges, bitrate: pending.bitrate,
             gap: pending.isGap, parts: pending.parts)
         for extra in pending.extraLines { write(extra) }
         if playlist.hasEndList { line("#EXT-X-ENDLIST") }
@@ -230,7 +231,8 @@ struct PlaylistWriter {
         }
         writeSegmentTags(
             discontinuity: segment.isDiscontinuity, keys: annotations.keys, map: annotations.map,
-            programDateTime: segment.programDateTime, dateRanges: annotations.dateRanges, bitrate: annotations.bitrate,
+            keysBeforeMap: annotations.keysBeforeMap, programDateTime: segment.programDateTime,
+            dateRanges: annotations.dateRanges, bitrate: annotations.bitrate,
             gap: segment.isGap, parts: annotations.parts)
         append("#EXTINF:")
         append(NumberParsing.format(segment.duration))
@@ -249,11 +251,13 @@ struct PlaylistWriter {
     }
 
     private mutating func writeSegmentTags(
-        discontinuity: Bool, keys: [EncryptionKey], map: MediaInitialization?, programDateTime: HLSDateTime?,
-        dateRanges: [DateRange], bitrate: Int?, gap: Bool, parts: [PartialSegment]
+        discontinuity: Bool, keys: [EncryptionKey], map: MediaInitialization?, keysBeforeMap: Int?,
+        programDateTime: HLSDateTime?, dateRanges: [DateRange], bitrate: Int?, gap: Bool, parts: [PartialSegment]
     ) {
         if discontinuity { line("#EXT-X-DISCONTINUITY") }
-        for key in keys { write(key, tag: "#EXT-X-KEY:") }
+        // Keys written after the map do not apply to it: the order is the one read.
+        let beforeMap = map == nil ? keys.count : min(keysBeforeMap ?? keys.count, keys.count)
+        for key in keys.prefix(beforeMap) { write(key, tag: "#EXT-X-KEY:") }
         if let map {
             var list = AttributeListWriter()
             list.quoted("URI", map.uri)
@@ -261,6 +265,7 @@ struct PlaylistWriter {
             list.others(map.otherAttributes)
             tag("#EXT-X-MAP:", list)
         }
+        for key in keys.dropFirst(beforeMap) { write(key, tag: "#EXT-X-KEY:") }
         if let programDateTime {
             append("#EXT-X-PROGRAM-DATE-TIME:")
             bytes.append(contentsOf: programDateTime.iso8601Bytes())
