@@ -32,6 +32,8 @@ final class CacheStore: Sendable {
         /// Bytes written and not yet claimed.
         var unclaimedBytes: Int64 = 0
         var lastClaim: ContinuousClock.Instant = .now
+        /// The last access the index was last told (NaN: not known to be saved).
+        var savedLastAccess = Double.nan
 
         var isPinned: Bool { !record.pins.isEmpty }
         var usage: Int64 { written.byteCount + reserved }
@@ -263,6 +265,21 @@ final class CacheStore: Sendable {
         locked { state in
             state.entries[key]?.users.insert(user)
             state.entries[key]?.record.lastAccess = now
+        }
+    }
+
+    /// `user` starts reading the bytes `range` of `key` straight from its data file, when every
+    /// one of them is on disk: the entry cannot be evicted until `user` releases it.
+    ///
+    /// - Returns: The data file's path, or `nil` when some byte of `range` is not cached.
+    func acquireCached(key: String, range: ByteRange, user: ObjectIdentifier, now: Double) -> String? {
+        locked { state in
+            guard var entry = state.entries[key], let fileName = entry.record.fileName, entry.written.contains(range)
+            else { return nil }
+            entry.users.insert(user)
+            entry.record.lastAccess = now
+            state.entries[key] = entry
+            return dataDirectory + "/" + fileName
         }
     }
 
@@ -535,7 +552,12 @@ final class CacheStore: Sendable {
     ) {
         guard var entry = state.entries[key] else { return }
         entry.lastClaim = now
-        guard entry.written != entry.record.spans || entry.unclaimedBytes > 0 else {
+        // A read served from the cache claims nothing, but its access time must outlive the
+        // process (found in an audit: after a restart, eviction order was the order of first fetches).
+        guard
+            entry.written != entry.record.spans || entry.unclaimedBytes > 0
+                || entry.record.lastAccess != entry.savedLastAccess
+        else {
             state.entries[key] = entry
             return
         }
@@ -543,6 +565,7 @@ final class CacheStore: Sendable {
             try state.index.saveSpans(key: key, spans: entry.written, lastAccess: entry.record.lastAccess)
             entry.record.spans = entry.written
             entry.unclaimedBytes = 0
+            entry.savedLastAccess = entry.record.lastAccess
         } catch {
             logger.warning("cannot update the cache index for \(entry.record.url): \(error)")
         }

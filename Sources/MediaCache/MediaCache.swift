@@ -187,16 +187,25 @@ public final class MediaCache: Sendable {
     /// Whether the cache would fetch `url`: an http or https URL with a host.
     public static func isFetchable(_ url: String) -> Bool { (try? checkURL(url)) != nil }
 
-    /// An open descriptor of the data file when every byte of `range` of `url` is on disk, for
-    /// sending with `sendfile`; the caller owns (and closes) it. `nil` otherwise.
-    public func openCachedFile(for url: String, range: ByteRange) -> Int32? {
+    /// `range` of `url`'s data file, for sending with `sendfile`, when every byte of it is on
+    /// disk; `nil` otherwise. The entry is in use (never evicted) until the region is released,
+    /// when the response has been sent or dropped.
+    public func cachedFileRegion(for url: String, range: ByteRange) -> HTTPFileRegion? {
         let key = configuration.keyFunction.key(for: url)
-        guard let snapshot = store.snapshot(forKey: key), let path = snapshot.path, snapshot.written.contains(range)
+        let lease = CachedFileLease()
+        let user = ObjectIdentifier(lease)
+        let store = store
+        guard let path = store.acquireCached(key: key, range: range, user: user, now: Date().timeIntervalSince1970)
         else { return nil }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        store.touch(key: key, now: Date().timeIntervalSince1970)
-        return descriptor
+        guard descriptor >= 0 else {
+            store.release(key: key, user: user, now: Date().timeIntervalSince1970)
+            return nil
+        }
+        return HTTPFileRegion(takingOwnershipOf: descriptor, range: range) {
+            // The lease lives as long as the region: its identity is the user's.
+            withExtendedLifetime(lease) { store.release(key: key, user: user, now: Date().timeIntervalSince1970) }
+        }
     }
 
     // MARK: Preloading
@@ -495,3 +504,6 @@ public final class MediaCache: Sendable {
         store.release(key: key, user: ObjectIdentifier(coordinator), now: Date().timeIntervalSince1970)
     }
 }
+
+/// The identity of one response sending cached bytes straight from a data file.
+private final class CachedFileLease: Sendable {}

@@ -111,11 +111,9 @@ public enum ProxyRoutes {
             headers.add("Content-Length", "\(range.count)")
             return HTTPServerResponse(status: status, headers: headers, body: .stream(HTTPBodyStream { _ in }))
         }
-        if let descriptor = cache.openCachedFile(for: url, range: range) {
+        if let region = cache.cachedFileRegion(for: url, range: range) {
             headers.add("X-StreamKit-Cache", "hit")
-            return HTTPServerResponse(
-                status: status, headers: headers,
-                body: .file(HTTPFileRegion(takingOwnershipOf: descriptor, range: range)))
+            return HTTPServerResponse(status: status, headers: headers, body: .file(region))
         }
         let read = try await cache.read(
             url, range: range.isEmpty ? nil : .closed(first: range.lowerBound, last: range.upperBound - 1))

@@ -36,8 +36,8 @@ public struct RawHTTPResponse: Sendable, CustomStringConvertible {
 public final class RawHTTPConnection: @unchecked Sendable {
     // Unchecked: a test uses one connection from one thread at a time.
 
-    /// The socket.
-    public let descriptor: Int32
+    /// The socket (-1 once ``reset()`` closed it).
+    public private(set) var descriptor: Int32
     private var buffer: [UInt8] = []
 
     /// Connects to `host`:`port` (IPv4), with `timeout` for every later read and write (a hang
@@ -74,7 +74,7 @@ public final class RawHTTPConnection: @unchecked Sendable {
         }
     }
 
-    deinit { close(descriptor) }
+    deinit { if descriptor >= 0 { close(descriptor) } }
 
     /// Sends `bytes`, all of them.
     public func send(_ bytes: [UInt8]) throws {
@@ -100,11 +100,14 @@ public final class RawHTTPConnection: @unchecked Sendable {
         setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &value, socklen_t(MemoryLayout<Int32>.size))
     }
 
-    /// Closes at once with a reset instead of a FIN (SO_LINGER 0).
+    /// Closes at once with a reset instead of a FIN (SO_LINGER 0, then close: a `shutdown` would
+    /// send a FIN, which a server may take for a half-close and keep answering).
     public func reset() {
+        guard descriptor >= 0 else { return }
         var option = linger(l_onoff: 1, l_linger: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
-        shutdown(descriptor, Int32(SHUT_RDWR))
+        close(descriptor)
+        descriptor = -1
     }
 
     /// Reads one response. `bodyless` for the answer to HEAD (headers only).

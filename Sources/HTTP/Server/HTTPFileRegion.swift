@@ -15,11 +15,19 @@ public final class HTTPFileRegion: Sendable {
     public let fileDescriptor: Int32
     /// The bytes to send.
     public let range: ByteRange
+    /// Called once the descriptor is closed.
+    private let onClose: (@Sendable () -> Void)?
 
     /// Takes ownership of an open descriptor.
-    public init(takingOwnershipOf fileDescriptor: Int32, range: ByteRange) {
+    ///
+    /// - Parameters:
+    ///   - fileDescriptor: The open file, closed when the region goes.
+    ///   - range: The bytes to send.
+    ///   - onClose: Called once the descriptor is closed (to let go of what the file belongs to).
+    public init(takingOwnershipOf fileDescriptor: Int32, range: ByteRange, onClose: (@Sendable () -> Void)? = nil) {
         self.fileDescriptor = fileDescriptor
         self.range = range
+        self.onClose = onClose
     }
 
     /// Opens the regular file at `path` for reading.
@@ -46,5 +54,8 @@ public final class HTTPFileRegion: Sendable {
         self.init(takingOwnershipOf: descriptor, range: selected)
     }
 
-    deinit { close(fileDescriptor) }
+    deinit {
+        close(fileDescriptor)
+        onClose?()
+    }
 }
