@@ -120,7 +120,7 @@ import Testing
     @Test func aBinaryWithoutItsSampleSaysWhatToDo() async throws {
         let directory = try TestRun.makeTemporaryDirectory("demo-alone")
         let copy = directory.appendingPathComponent("streamkit")
-        try FileManager.default.copyItem(atPath: try DownloadBinaryTests.streamkit(), toPath: copy.path)
+        try BuiltProducts.copyExecutable(from: try DownloadBinaryTests.streamkit(), to: copy.path)
         let demo = try ChildProcess(executable: copy.path, arguments: ["demo"], logName: "demo-alone")
         #expect(try await demo.wait(timeout: .seconds(30)) == 1)
         #expect(

@@ -99,6 +99,92 @@ import Testing
         await nginx.stop()
     }
 
+    /// Fragmented MP4 whose init section changes mid-stream (two encodes of other sizes, a
+    /// discontinuity between them): one concatenated MP4 cannot hold it, so ffmpeg reads the
+    /// package's playlist; without ffmpeg the export is refused, naming why.
+    @Test func aChangingInitSectionIsExportedThroughFFmpeg() async throws {
+        let root = try TestRun.makeTemporaryDirectory("export-two-inits")
+        var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:2", "#EXT-X-PLAYLIST-TYPE:VOD"]
+        for (name, size) in [("a", "320x240"), ("b", "480x270")] {
+            let encoded = try await Tool.ffmpeg.run(
+                [
+                    "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=25", "-t", "4",
+                    "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-f", "hls", "-hls_time", "2",
+                    "-hls_segment_type", "fmp4", "-hls_fmp4_init_filename", "init-\(name).mp4",
+                    "-hls_segment_filename", root.appendingPathComponent("\(name)%d.m4s").path,
+                    root.appendingPathComponent("\(name).m3u8").path,
+                ], workingDirectory: root)
+            #expect(encoded.status == 0, "\(encoded.standardError)")
+            let part = try #require(
+                try Playlist.parse(Data(contentsOf: root.appendingPathComponent("\(name).m3u8"))).playlist.media)
+            if name == "b" { lines.append("#EXT-X-DISCONTINUITY") }
+            lines.append("#EXT-X-MAP:URI=\"init-\(name).mp4\"")
+            for segment in part.segments { lines += ["#EXTINF:\(segment.duration),", segment.uri] }
+        }
+        try (lines + ["#EXT-X-ENDLIST", ""]).joined(separator: "\n").write(
+            to: root.appendingPathComponent("index.m3u8"), atomically: true, encoding: .utf8)
+        let nginx = try await Nginx.static(root: root)
+        let home = try TestRun.makeTemporaryDirectory("export-home")
+        let url = nginx.url("index.m3u8").absoluteString
+        #expect(await run(["download", url, "--home", home.path]).code == .success)
+        let id = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: home.appendingPathComponent("library").path).first)
+        let directory = try TestRun.makeTemporaryDirectory("export")
+        let out = directory.appendingPathComponent("two.mp4")
+        let (code, output, error) = await run(["export", id, out.path, "--home", home.path])
+        #expect(code == .success, "\(error)")
+        #expect(output.contains("remuxed with ffmpeg"), "\(output)")
+        // Every frame of both encodes (ffprobe on the origin's joined playlist stops short at the
+        // second init section, so the parts are counted one by one).
+        #expect(try await originFrames(nginx, "a.m3u8") == ["video:100"])
+        #expect(try await originFrames(nginx, "b.m3u8") == ["video:100"])
+        #expect(try await frames(out.path) == ["video:200"])
+        let (refused, _, refusal) = await run(
+            ["export", id, directory.appendingPathComponent("no.mp4").path, "--home", home.path],
+            environment: ["PATH": "/nonexistent"])
+        #expect(refused == .failure && refusal.contains("the init section changes"), "\(refusal)")
+        await nginx.stop()
+    }
+
+    /// An export keeps a fixed number of files open whatever the segment count (one segment at a
+    /// time: none of the package's files is open when a segment's progress is reported), and
+    /// reports progress per segment.
+    @Test func exportKeepsOneSegmentOpenAtATimeAndReportsProgress() async throws {
+        let fixture = try await Fixtures.shared.fixture(FixtureRecipe(.hlsTS, seconds: 40, segmentSeconds: 1))
+        let nginx = try await Nginx.static(root: fixture.directory)
+        let home = try TestRun.makeTemporaryDirectory("export-home")
+        #expect(
+            await run(["download", nginx.url(fixture.recipe.entry).absoluteString, "--home", home.path]).code
+                == .success)
+        await nginx.stop()
+        let id = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: home.appendingPathComponent("library").path).first)
+        let package = try HLSPackage(directory: home.appendingPathComponent("library/\(id)"))
+        let folder = package.directory.resolvingSymlinksInPath().path
+        /// The package's files this process has open (/proc/self/fd, immune to other tests' files).
+        func openInPackage() -> Int {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            return fds.filter { fd in
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)"))?.hasPrefix(folder)
+                    ?? false
+            }.count
+        }
+        var reports: [PackageExportProgress] = []
+        var mostOpen = 0
+        let out = try TestRun.makeTemporaryDirectory("export").appendingPathComponent("all.ts")
+        try PackageExporter.concatenate(package.main, of: package, to: out) { progress in
+            reports.append(progress)
+            mostOpen = max(mostOpen, openInPackage())
+        }
+        let segments = package.main.playlist.segments.count
+        #expect(segments >= 40)
+        #expect(reports.map(\.segmentsDone) == Array(1...segments))
+        #expect(reports.allSatisfy { $0.segmentsTotal == segments })
+        #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.bytesWritten < $1.bytesWritten })
+        #expect(mostOpen == 0, "\(mostOpen) of the package's files open between segments")
+        #expect(openInPackage() == 0)
+    }
+
     @Test func byteRangePackagesExportTheirRanges() async throws {
         let (id, home, fixture, nginx) = try await package(.hlsByteRange)
         let out = try TestRun.makeTemporaryDirectory("export").appendingPathComponent("br.ts")
