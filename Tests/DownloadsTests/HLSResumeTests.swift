@@ -295,6 +295,45 @@ import Testing
         await setup.origin.stop()
     }
 
+    /// A playlist rotating its key every segment: the keys are fetched several at once, not one
+    /// after the other (16 keys answered after 300 ms each: 4.8 s one by one, 0.6 s eight at once).
+    @Test func rotatingKeysAreFetchedSeveralAtOnce() async throws {
+        let count = 16
+        var lines = ["#EXTM3U", "#EXT-X-VERSION:3", "#EXT-X-TARGETDURATION:2"]
+        for index in 0..<count {
+            lines += [
+                "#EXT-X-KEY:METHOD=AES-128,URI=\"k\(index).key\",IV=0x\(String(repeating: "0", count: 31))1",
+                "#EXTINF:2,", "s\(index).ts",
+            ]
+        }
+        let playlist = Array((lines + ["#EXT-X-ENDLIST", ""]).joined(separator: "\n").utf8)
+        let responder = try ScriptedTCPResponder { index in
+            let close: [(String, String)] = [("Connection", "close")]
+            func answer(_ body: [UInt8]) -> [UInt8] {
+                ScriptedTCPResponder.httpResponse(
+                    status: 200, headers: close + [("Content-Length", "\(body.count)")], body: body)
+            }
+            if index == 0 { return [.readRequestHead, .send(answer(playlist)), .close] }
+            if index <= count {
+                return [
+                    .readRequestHead, .sleep(.milliseconds(300)), .send(answer(Array(repeating: 1, count: 16))), .close,
+                ]
+            }
+            return [.readRequestHead, .send(answer(Array(repeating: 2, count: 32))), .close]
+        }
+        let sandbox = try TestRun.makeTemporaryDirectory("rotating-keys")
+        let job = HLSDownloadJob(
+            source: responder.url("p.m3u8").absoluteString, options: Support.fastOptions(connections: 8),
+            packageDirectory: sandbox.appendingPathComponent("pkg"))
+        let started = ContinuousClock.now
+        #expect(try await Support.run(job).result.status == .complete)
+        let elapsed = ContinuousClock.now - started
+        let keys = responder.requests.filter { $0.contains(".key") }.count
+        #expect(keys == count)
+        #expect(elapsed < .seconds(3), "\(elapsed) for \(count) keys of 300 ms each")
+        await responder.stop()
+    }
+
     /// Sets package.json's status as a run that did not finish leaves it.
     static func markUnfinished(_ package: URL) throws {
         var manifest = try #require(try PackageManifest.load(from: package))

@@ -118,65 +118,88 @@ extension HLSDownloadEngine {
         }
     }
 
-    /// Fetches (or reads back) every key file, checking each is 16 bytes.
+    /// Fetches (or reads back) every key file, checking each is 16 bytes: up to
+    /// ``HLSDownloadOptions/connections`` at once (a playlist rotating its key every segment lists
+    /// hundreds). A key that cannot be fetched fails the download, `--skip-broken` or not: no
+    /// segment under it could be played.
     func fetchPendingKeys() async throws(HLSDownloadError) {
         let keyFiles = state.withLock { state in
             state.files.indices.filter { state.files[$0].kind == .key }.map { ($0, state.files[$0], state.states[$0]) }
         }
-        for (index, file, fileState) in keyFiles {
-            if file.kind == .key, state.withLock({ $0.keys[file.path] != nil }) { continue }
-            let finalPath = path(file.path)
-            if fileState.isDone, let data = FileManager.default.contents(atPath: finalPath), data.count == 16 {
-                state.withLock { $0.keys[file.path] = Array(data) }
-                continue
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                var running = 0
+                for (index, file, fileState) in keyFiles {
+                    if running == options.connections {
+                        try await group.next()
+                        running -= 1
+                    }
+                    group.addTask { try await self.fetchKey(index, file, fileState) }
+                    running += 1
+                }
+                try await group.waitForAll()
             }
-            let bytes: [UInt8]
-            if let inline = PackageFiles.dataURIBytes(file.url) {
-                bytes = inline
-            } else {
-                do {
-                    let (head, body) = try await client.data(
-                        for: HTTPClientRequest(url: file.url, headers: options.headers), limit: 4096,
-                        retry: options.retry)
-                    guard head.status.isSuccess else {
-                        throw HLSDownloadError(
-                            .fileFailed, url: head.url, status: head.status, path: file.path,
-                            detail: "the key could not be fetched")
-                    }
-                    bytes = body
-                } catch let error as HLSDownloadError {
-                    throw error
-                } catch let error as HTTPClientError {
-                    if error.kind == .cancelled || Task.isCancelled { throw .cancelled }
-                    if error.kind == .bodyTooLarge {
-                        throw HLSDownloadError(
-                            .invalidKey, url: file.url, path: file.path,
-                            detail: "the key is larger than 4096 bytes; AES-128 keys are 16 bytes")
-                    }
+        } catch let error as HLSDownloadError {
+            throw error
+        } catch {
+            throw .cancelled
+        }
+    }
+
+    /// Fetches (or reads back) one key file.
+    private func fetchKey(_ index: Int, _ file: PlannedFile, _ fileState: FileState) async throws(HLSDownloadError) {
+        if state.withLock({ $0.keys[file.path] != nil }) { return }
+        let finalPath = path(file.path)
+        if fileState.isDone, let data = FileManager.default.contents(atPath: finalPath), data.count == 16 {
+            state.withLock { $0.keys[file.path] = Array(data) }
+            return
+        }
+        let bytes: [UInt8]
+        if let inline = PackageFiles.dataURIBytes(file.url) {
+            bytes = inline
+        } else {
+            do {
+                let (head, body) = try await client.data(
+                    for: HTTPClientRequest(url: file.url, headers: options.headers), limit: 4096,
+                    retry: options.retry)
+                guard head.status.isSuccess else {
                     throw HLSDownloadError(
-                        .fileFailed, url: error.url ?? file.url, path: file.path, detail: error.description,
-                        underlying: error)
-                } catch {
-                    throw .cancelled
+                        .fileFailed, url: head.url, status: head.status, path: file.path,
+                        detail: "the key could not be fetched")
                 }
-            }
-            guard bytes.count == 16 else {
+                bytes = body
+            } catch let error as HLSDownloadError {
+                throw error
+            } catch let error as HTTPClientError {
+                if error.kind == .cancelled || Task.isCancelled { throw .cancelled }
+                if error.kind == .bodyTooLarge {
+                    throw HLSDownloadError(
+                        .invalidKey, url: file.url, path: file.path,
+                        detail: "the key is larger than 4096 bytes; AES-128 keys are 16 bytes")
+                }
                 throw HLSDownloadError(
-                    .invalidKey, url: file.url, path: file.path,
-                    detail: "the key is \(bytes.count) bytes; AES-128 keys are 16 bytes")
+                    .fileFailed, url: error.url ?? file.url, path: file.path, detail: error.description,
+                    underlying: error)
+            } catch {
+                throw .cancelled
             }
-            try PackageStore.writeAtomically(Data(bytes), to: URL(fileURLWithPath: finalPath))
-            state.withLock { state in
-                state.keys[file.path] = bytes
-                if !state.states[index].isDone {
-                    state.states[index] = .done(length: 16, etag: nil)
-                    state.unitsDone += file.units
-                    state.bytesDone += 16
-                    state.bytesTransferred += 16
-                    state.filesFetched += 1
-                    count(doneFile: index, length: 16, in: &state)
-                    state.manifestDirty = true
-                }
+        }
+        guard bytes.count == 16 else {
+            throw HLSDownloadError(
+                .invalidKey, url: file.url, path: file.path,
+                detail: "the key is \(bytes.count) bytes; AES-128 keys are 16 bytes")
+        }
+        try PackageStore.writeAtomically(Data(bytes), to: URL(fileURLWithPath: finalPath))
+        state.withLock { state in
+            state.keys[file.path] = bytes
+            if !state.states[index].isDone {
+                state.states[index] = .done(length: 16, etag: nil)
+                state.unitsDone += file.units
+                state.bytesDone += 16
+                state.bytesTransferred += 16
+                state.filesFetched += 1
+                count(doneFile: index, length: 16, in: &state)
+                state.manifestDirty = true
             }
         }
     }
