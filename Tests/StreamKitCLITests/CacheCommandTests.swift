@@ -34,7 +34,7 @@ import Darwin
                 the cache too. With --player none, or no player installed, it prints the local URL and serves
                 until Ctrl-C (exit 0). When the player exits, so does play.
 
-                USAGE: streamkit play <url> [--player <player>] [--home <dir>] [--cache-limit <size>] [--port <port>]
+                USAGE: streamkit play <url> [--player <player>] [--home <dir>] [--cache-limit <size>] [--cache-key <mode>] [--port <port>]
 
                 ARGUMENTS:
                   <url>                   The http or https URL of a media file or an HLS playlist.
@@ -43,6 +43,7 @@ import Darwin
                   --player <player>       mpv, ffplay, vlc, or none to print the local URL (default: the first installed).
                   --home <dir>            StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).
                   --cache-limit <size>    The cache's byte cap, remembered for later commands (default: 1G).
+                  --cache-key <mode>      How cache entries are named, remembered for later commands: url (default), signed (without token, Expires, Signature and the like), or ignore:NAME,NAME (without those query parameters).
                   --port <port>           The port to listen on; 0 picks a free one. (default: 0)
                   -h, --help              Show help information.
 
@@ -243,6 +244,37 @@ import Darwin
         let (failed, _, failure) = await run(["cache", "preload", nginx.url("missing.mp4").absoluteString], home: home)
         #expect(failed == .failure)
         #expect(failure.contains("HTTP 404"), "\(failure)")
+        await nginx.stop()
+    }
+}
+
+extension CacheCommandTests {
+    /// `--cache-key signed`: a newly signed URL of a cached file is found in the cache (one entry,
+    /// one fetch); the mode is remembered for later commands, `cache rm` included. A bad mode is a
+    /// usage error.
+    @Test(.requires(.nginx)) func signedURLsShareOneEntryFromTheCommandLine() async throws {
+        let root = try TestRun.makeTemporaryDirectory("cli-signed")
+        try Data(randomBytes(50_000)).write(to: root.appendingPathComponent("a.mp4"))
+        let nginx = try await Nginx.static(root: root)
+        let home = try TestRun.makeTemporaryDirectory("home")
+        let first = nginx.url("a.mp4").absoluteString + "?token=abc&Expires=1"
+        let second = nginx.url("a.mp4").absoluteString + "?token=xyz&Expires=2"
+        let (code, _, error) = await run(["cache", "preload", first, "--cache-key", "signed"], home: home)
+        #expect(code == .success, "\(error)")
+        let fetched = try await nginx.settledAccessLogCount()
+        let (again, output, _) = await run(["cache", "preload", second], home: home)
+        #expect(again == .success)
+        #expect(output.contains("Cached 48.8 KB"), "\(output)")
+        #expect(try await nginx.settledAccessLogCount() == fetched, "the newly signed URL was fetched again")
+        let (_, list, _) = await run(["cache", "list"], home: home)
+        #expect(list.contains("1 entry"), "\(list)")
+        #expect(
+            await run(["cache", "rm", nginx.url("a.mp4").absoluteString + "?token=other"], home: home).0 == .success)
+        #expect(await run(["cache", "list"], home: home).1.hasPrefix("The cache is empty"))
+        let (bad, _, badError) = await run(["cache", "preload", first, "--cache-key", "maybe"], home: home)
+        #expect(bad == .usage && badError.contains("--cache-key"), "\(badError)")
+        #expect(CacheKeyMode(argument: "ignore:sig, exp")?.description == "ignore:sig,exp")
+        #expect(CacheKeyMode(argument: "ignore:") == nil)
         await nginx.stop()
     }
 }

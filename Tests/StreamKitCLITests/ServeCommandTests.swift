@@ -33,7 +33,7 @@ import Darwin
                 require, then runs until Ctrl-C: the first Ctrl-C (or SIGTERM) finishes the responses in
                 flight and exits 0; a second one stops at once and exits 130.
 
-                USAGE: streamkit serve [--root <dir>] [--home <dir>] [--host <address>] [--port <port>] [--allow-origin <origin> ...] [--host-name <name> ...] [--cache-limit <size>]
+                USAGE: streamkit serve [--root <dir>] [--home <dir>] [--host <address>] [--port <port>] [--allow-origin <origin> ...] [--host-name <name> ...] [--cache-limit <size>] [--cache-key <mode>]
 
                 OPTIONS:
                   --root <dir>            The library to serve (default: $STREAMKIT_HOME/library).
@@ -44,6 +44,7 @@ import Darwin
                                           A web origin whose pages may fetch from the server (CORS).
                   --host-name <name>      Another name clients may use for this server in Host.
                   --cache-limit <size>    The proxy cache's byte cap, such as 500M or 2G, remembered for later commands (default: 1G).
+                  --cache-key <mode>      How cache entries are named, remembered for later commands: url (default), signed (without token, Expires, Signature and the like), or ignore:NAME,NAME (without those query parameters).
                   -h, --help              Show help information.
 
                 EXAMPLES:

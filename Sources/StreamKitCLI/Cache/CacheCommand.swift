@@ -188,6 +188,7 @@ public struct CachePreloadCommand: ParsableCommand {
     var seconds: Double?
     @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
     @Option(name: "cache-limit", valueName: "size", help: CacheAccess.limitHelp) var cacheLimit: ByteSize?
+    @Option(name: "cache-key", valueName: "mode", help: CacheAccess.keyHelp) var cacheKey: CacheKeyMode?
 
     public init() {}
 
@@ -201,7 +202,7 @@ public struct CachePreloadCommand: ParsableCommand {
 
     public func run(_ context: CommandContext) async throws {
         let home = StreamKitHome.resolve(override: home, environment: context.environment)
-        let cache = try CacheAccess.open(home: home, limit: cacheLimit, context: context)
+        let cache = try CacheAccess.open(home: home, limit: cacheLimit, keys: cacheKey, context: context)
         let url = url
         let isPlaylist = seconds != nil || ProxyPaths.looksLikePlaylist(url)
         let seconds = seconds ?? 10

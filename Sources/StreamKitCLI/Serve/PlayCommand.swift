@@ -51,6 +51,7 @@ struct PlayCommand: ParsableCommand {
     var player: PlayerChoice?
     @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
     @Option(name: "cache-limit", valueName: "size", help: CacheAccess.limitHelp) var cacheLimit: ByteSize?
+    @Option(name: "cache-key", valueName: "mode", help: CacheAccess.keyHelp) var cacheKey: CacheKeyMode?
     @Option(help: "The port to listen on; 0 picks a free one.") var port = 0
 
     init() {}
@@ -86,7 +87,7 @@ struct PlayCommand: ParsableCommand {
                 .first
         }
 
-        let cache = try CacheAccess.open(home: home, limit: cacheLimit, context: context)
+        let cache = try CacheAccess.open(home: home, limit: cacheLimit, keys: cacheKey, context: context)
         let library = StreamKitHome.library(in: home)
         try? FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
         let server: MediaServer

@@ -43,6 +43,7 @@ struct ServeCommand: ParsableCommand {
         name: "cache-limit", valueName: "size",
         help: "The proxy cache's byte cap, such as 500M or 2G, remembered for later commands (default: 1G).")
     var cacheLimit: ByteSize?
+    @Option(name: "cache-key", valueName: "mode", help: CacheAccess.keyHelp) var cacheKey: CacheKeyMode?
 
     init() {}
 
@@ -80,7 +81,7 @@ struct ServeCommand: ParsableCommand {
         http.hostNames = hostNames
 
         // Without the cache (another process has it) the library is still served.
-        let cache = try? CacheAccess.open(home: homePath, limit: cacheLimit, context: context)
+        let cache = try? CacheAccess.open(home: homePath, limit: cacheLimit, keys: cacheKey, context: context)
         if cache == nil { context.writeError("warning: serving without the caching proxy\n") }
         let server: MediaServer
         do {
