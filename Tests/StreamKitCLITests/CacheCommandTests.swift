@@ -63,7 +63,7 @@ import Darwin
         #expect(code == .success)
         #expect(
             output == """
-                OVERVIEW: List, preload, remove or clear what the media cache holds.
+                OVERVIEW: List, preload, pin, remove or clear what the media cache holds.
 
                 The cache ($STREAMKIT_HOME/cache) keeps the bytes that played through `streamkit play` and the
                 proxy of `streamkit serve`, so that they play again without the network. It is apart from the
@@ -77,6 +77,8 @@ import Darwin
                 COMMANDS:
                   list                    List the cache's entries, most recently used first.
                   preload                 Cache the start of a URL ahead of playback.
+                  pin                     Keep one URL's cached bytes: never evicted, and outside the cap (until unpinned).
+                  unpin                   Let one pinned URL's cached bytes be evicted again.
                   rm                      Remove one URL's entry from the cache, with its file.
                   clear                   Remove every entry from the cache, pinned ones included.
 
@@ -275,6 +277,35 @@ extension CacheCommandTests {
         #expect(bad == .usage && badError.contains("--cache-key"), "\(badError)")
         #expect(CacheKeyMode(argument: "ignore:sig, exp")?.description == "ignore:sig,exp")
         #expect(CacheKeyMode(argument: "ignore:") == nil)
+        await nginx.stop()
+    }
+}
+
+extension CacheCommandTests {
+    /// `cache pin`: a pinned entry survives what would evict it (it is outside the cap); `cache
+    /// unpin` lets it go again; unpinning what is not pinned is exit 1.
+    @Test(.requires(.nginx)) func pinnedEntriesSurviveEvictionUntilUnpinned() async throws {
+        let root = try TestRun.makeTemporaryDirectory("cli-pin")
+        for name in ["a.mp4", "b.mp4", "c.mp4"] {
+            try Data(randomBytes(100_000)).write(to: root.appendingPathComponent(name))
+        }
+        let nginx = try await Nginx.static(root: root)
+        let home = try TestRun.makeTemporaryDirectory("home")
+        let (a, b, c) = (
+            nginx.url("a.mp4").absoluteString, nginx.url("b.mp4").absoluteString, nginx.url("c.mp4").absoluteString
+        )
+        #expect(await run(["cache", "preload", a, "--cache-limit", "150K"], home: home).0 == .success)
+        let (pinned, pinOutput, pinError) = await run(["cache", "pin", a], home: home)
+        #expect(pinned == .success && pinOutput == "Pinned \(a): it is never evicted.\n", "\(pinError)")
+        #expect(await run(["cache", "preload", b], home: home).0 == .success)
+        var list = await run(["cache", "list"], home: home).1
+        #expect(list.contains("yes") && list.contains(a) && list.contains(b), "\(list)")
+        #expect(await run(["cache", "unpin", a], home: home).0 == .success)
+        #expect(await run(["cache", "preload", c], home: home).0 == .success)
+        list = await run(["cache", "list"], home: home).1
+        #expect(!list.contains(a) && list.contains(c), "unpinned, a is evicted like any other: \(list)")
+        let (again, _, againError) = await run(["cache", "unpin", a], home: home)
+        #expect(again == .failure && againError == "error: \(a) is not pinned\n")
         await nginx.stop()
     }
 }

@@ -31,7 +31,7 @@ import Testing
                 PLAYBACK:
                   serve                   Serve the library over HTTP for offline playback, and the caching proxy.
                   play                    Play a URL through the caching proxy: seek anywhere, and play it again offline.
-                  cache                   List, preload, remove or clear what the media cache holds.
+                  cache                   List, preload, pin, remove or clear what the media cache holds.
 
                 PLAYLISTS:
                   inspect                 Parse an HLS playlist and summarize it, or print it as JSON.

@@ -5,7 +5,7 @@ import MediaCache
 public struct CacheCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "cache",
-        abstract: "List, preload, remove or clear what the media cache holds.",
+        abstract: "List, preload, pin, remove or clear what the media cache holds.",
         discussion: """
             The cache ($STREAMKIT_HOME/cache) keeps the bytes that played through `streamkit play` and the
             proxy of `streamkit serve`, so that they play again without the network. It is apart from the
@@ -17,7 +17,8 @@ public struct CacheCommand: ParsableCommand {
             .init("Empty the cache", "streamkit cache clear"),
         ],
         subcommands: [
-            CacheListCommand.self, CachePreloadCommand.self, CacheRemoveCommand.self, CacheClearCommand.self,
+            CacheListCommand.self, CachePreloadCommand.self, CachePinCommand.self, CacheUnpinCommand.self,
+            CacheRemoveCommand.self, CacheClearCommand.self,
         ],
         group: "Playback")
 
