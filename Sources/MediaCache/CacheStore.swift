@@ -104,7 +104,9 @@ final class CacheStore: Sendable {
                     )
                     try index.save(record)
                 }
-                entries[record.key] = Entry(record: record, written: record.spans)
+                var entry = Entry(record: record, written: record.spans)
+                entry.savedLastAccess = record.lastAccess
+                entries[record.key] = entry
             }
         } catch let error as MediaCacheError {
             throw error
@@ -228,6 +230,7 @@ final class CacheStore: Sendable {
             }
             do {
                 try state.index.save(entry.record)
+                entry.savedLastAccess = entry.record.lastAccess
             } catch {
                 return .failure(MediaCacheError(.storageFailed, subject: url, detail: "\(error)"))
             }
@@ -553,7 +556,9 @@ final class CacheStore: Sendable {
         guard var entry = state.entries[key] else { return }
         entry.lastClaim = now
         // A read served from the cache claims nothing, but its access time must outlive the
-        // process (found in an audit: after a restart, eviction order was the order of first fetches).
+        // process (found in an audit: after a restart, eviction order was the order of first
+        // fetches). One UPDATE when its reader ends; entries not read since they were loaded or
+        // saved write nothing.
         guard
             entry.written != entry.record.spans || entry.unclaimedBytes > 0
                 || entry.record.lastAccess != entry.savedLastAccess

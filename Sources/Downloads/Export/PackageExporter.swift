@@ -133,29 +133,6 @@ public enum PackageExporter {
         return head.count == 8 && Array(head[4..<8]) == Array("ftyp".utf8) ? .fragmentedMP4 : .transportStream
     }
 
-    /// Whether `rendition` is fragmented MP4 whose init section changes mid-stream (maps with
-    /// different bytes): one concatenated MP4 cannot hold it, ffmpeg has to read the playlist.
-    public static func initSectionChanges(in rendition: HLSPackage.Rendition, of package: HLSPackage) -> Bool {
-        guard container(of: rendition, in: package) == .fragmentedMP4 else { return false }
-        var maps: [ResolvedMap] = []
-        for segment in rendition.playlist.resolvedSegments() where !segment.isGap {
-            if let map = segment.map, !maps.contains(where: { $0.uri == map.uri && $0.byteRange == map.byteRange }) {
-                maps.append(map)
-            }
-        }
-        guard maps.count > 1 else { return false }
-        let folder = package.directory.appendingPathComponent(rendition.folder)
-        let contents = maps.map { map -> Data? in
-            guard let data = FileManager.default.contents(atPath: folder.appendingPathComponent(map.uri).path) else {
-                return nil
-            }
-            guard let range = map.byteRange else { return data }
-            guard range.upperBound <= Int64(data.count) else { return nil }
-            return data.subdata(in: Int(range.lowerBound)..<Int(range.upperBound))
-        }
-        return Set(contents).count > 1
-    }
-
     /// Concatenates `rendition` into `destination` (written under a temporary name, then renamed).
     ///
     /// - Parameters:
@@ -197,7 +174,8 @@ public enum PackageExporter {
                         guard previous.bytes == bytes else {
                             throw PackageExportError(
                                 "the init section changes at segment \(segment.mediaSequence) (\(map.uri)): one "
-                                    + "concatenated MP4 cannot hold two; exporting it needs ffmpeg (not installed)")
+                                    + "MP4 file cannot hold both (a stream copy by ffmpeg cannot either); the "
+                                    + "package plays as it is through `streamkit serve`")
                         }
                     } else {
                         // Fragmented MP4 takes its init section once; a transport stream each time it changes.

@@ -13,28 +13,28 @@ enum CacheAccess {
         "How cache entries are named, remembered for later commands: url (default), signed (without "
         + "token, Expires, Signature and the like), or ignore:NAME,NAME (without those query parameters)."
 
-    /// The key mode to use, remembering `option` when given.
+    /// The key mode to use: `option`, else the one remembered, else `url`. Entries made under
+    /// another mode stay, under their old keys, until evicted.
     static func keyMode(directory: String, option: CacheKeyMode?) -> CacheKeyMode {
-        let file = directory + "/key"
-        if let option {
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            try? "\(option)\n".write(toFile: file, atomically: true, encoding: .utf8)
-            return option
-        }
-        let text = (try? String(contentsOfFile: file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-        return text.flatMap(CacheKeyMode.init(argument:)) ?? .url
+        if let option { return option }
+        return remembered(directory + "/key").flatMap(CacheKeyMode.init(argument:)) ?? .url
     }
 
-    /// The cap to use, remembering `option` when given.
+    /// The cap to use: `option`, else the one remembered, else 1 GiB.
     static func limit(directory: String, option: ByteSize?) -> Int64 {
-        let file = directory + "/limit"
-        if let option {
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            try? "\(option.bytes)\n".write(toFile: file, atomically: true, encoding: .utf8)
-            return option.bytes
-        }
-        let text = (try? String(contentsOfFile: file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-        return text.flatMap { Int64($0) }.flatMap { $0 > 0 ? $0 : nil } ?? defaultLimit
+        if let option { return option.bytes }
+        return remembered(directory + "/limit").flatMap { Int64($0) }.flatMap { $0 > 0 ? $0 : nil } ?? defaultLimit
+    }
+
+    private static func remembered(_ file: String) -> String? {
+        (try? String(contentsOfFile: file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Remembers what a command that got the cache was given, for later commands (not what one
+    /// refused because another process holds the cache was given).
+    private static func remember(_ value: String?, in file: String) {
+        guard let value else { return }
+        try? "\(value)\n".write(toFile: file, atomically: true, encoding: .utf8)
     }
 
     /// Opens the cache in `home`, or reports on standard error why it cannot be and throws
@@ -47,7 +47,10 @@ enum CacheAccess {
             var configuration = MediaCacheConfiguration(
                 directory: directory, byteLimit: limit(directory: directory, option: option))
             configuration.keyFunction = keyMode(directory: directory, option: keys).function
-            return try MediaCache(configuration: configuration)
+            let cache = try MediaCache(configuration: configuration)
+            remember(option.map { "\($0.bytes)" }, in: directory + "/limit")
+            remember(keys.map { "\($0)" }, in: directory + "/key")
+            return cache
         } catch let error as MediaCacheError where error.kind == .inUse {
             context.writeError("error: cannot open the cache \(directory): \(error.detail); stop that process first\n")
             throw ExitCode.failure

@@ -11,10 +11,9 @@ struct ExportCommand: ParsableCommand {
             decrypted on the way, gaps left out); fragmented MP4 becomes the init section followed by
             every fragment. Needs no ffmpeg when the output's container is the segments' own (.ts for
             transport stream segments, .mp4 for fragmented MP4). Remuxing (.mp4 from transport stream
-            segments, .ts from fragmented MP4), fragmented MP4 whose init section changes mid-stream
-            (ffmpeg reads the package's playlist) and adding alternative audio renditions call ffmpeg
-            when it is installed (stream copy, no re-encoding); without it, audio renditions are left
-            out with a warning and the others are refused. Subtitles are not exported. The package is found by its id in the
+            segments, .ts from fragmented MP4) and adding alternative audio renditions call ffmpeg
+            when it is installed (stream copy, no re-encoding); without it, those renditions are left
+            out with a warning. Subtitles are not exported. The package is found by its id in the
             library ($STREAMKIT_HOME/library/ID) or by its folder.
             """,
         examples: [
@@ -65,13 +64,9 @@ struct ExportCommand: ParsableCommand {
                     ])
             }
         }
-        // Fragmented MP4 whose init section changes: ffmpeg reads such renditions from their playlist.
-        let changing = Set(
-            ([source.main] + source.audio).filter { PackageExporter.initSectionChanges(in: $0, of: source) }.map(
-                \.folder))
         do {
             var note = ""
-            if container == wanted && (source.audio.isEmpty || ffmpeg == nil) && (changing.isEmpty || ffmpeg == nil) {
+            if container == wanted && (source.audio.isEmpty || ffmpeg == nil) {
                 try PackageExporter.concatenate(
                     source.main, of: source, to: destination, progress: progress(source.main.folder))
                 if !source.audio.isEmpty {
@@ -90,23 +85,17 @@ struct ExportCommand: ParsableCommand {
                 }
                 var inputs: [URL] = []
                 defer { for input in inputs { try? FileManager.default.removeItem(at: input) } }
-                var arguments = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"]
                 for (index, rendition) in ([source.main] + source.audio).enumerated() {
-                    if changing.contains(rendition.folder) {
-                        // ffmpeg reads the package's own playlist (local files, keys included).
-                        let playlist = directory.appendingPathComponent(rendition.folder + "/index.m3u8")
-                        arguments += ["-allowed_extensions", "ALL", "-i", playlist.path]
-                        continue
-                    }
                     let kind = PackageExporter.container(of: rendition, in: source)
                     let input = URL(fileURLWithPath: output + ".streamkit-part\(index).\(kind.rawValue)")
                     inputs.append(input)
                     try PackageExporter.concatenate(
                         rendition, of: source, to: input, progress: progress(rendition.folder))
-                    arguments += ["-i", input.path]
                 }
+                var arguments = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"]
+                for input in inputs { arguments += ["-i", input.path] }
                 arguments += ["-map", "0:v?", "-map", "0:a?"]
-                for index in source.audio.indices { arguments += ["-map", "\(index + 1):a"] }
+                for index in inputs.indices.dropFirst() { arguments += ["-map", "\(index):a"] }
                 arguments += ["-c", "copy", destination.path]
                 try await Self.runProcess(ffmpeg, arguments)
                 note = "; remuxed with ffmpeg"
