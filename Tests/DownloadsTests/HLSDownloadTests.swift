@@ -168,6 +168,65 @@ import Testing
         await origin.stop()
     }
 
+    /// A map encrypted with a key other than its segments' (KEY A, MAP, KEY B, segments: the map is
+    /// under A, the segments under B; RFC 8216bis §4.4.4.4). The package keeps that (both keys
+    /// stored, the map written between them) and plays like the origin; `--decrypt` decrypts the
+    /// map with A and the segments with B. A second run over the finished package plans the same.
+    @Test func aMapUnderAnotherKeyThanItsSegmentsKeepsItsOwnKey() async throws {
+        let fixture = try await Fixtures.shared.fixture(FixtureRecipe(.hlsFMP4))
+        let root = try TestRun.makeTemporaryDirectory("map-own-key")
+        let mapKey: [UInt8] = Array(0..<16)
+        let mapIV: [UInt8] = Array(repeating: 7, count: 16)
+        let initSection = try Data(contentsOf: fixture.directory.appendingPathComponent("init.mp4"))
+        try Data(try AES128CBC.encrypt(Array(initSection), key: mapKey, iv: mapIV)).write(
+            to: root.appendingPathComponent("init.mp4"))
+        try Data(mapKey).write(to: root.appendingPathComponent("a.bin"))
+        try Data(Fixtures.key).write(to: root.appendingPathComponent("b.bin"))
+        let original = try #require(try Playlist.parse(Data(contentsOf: fixture.entryFile)).playlist.media)
+        var lines = [
+            "#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:\(original.targetDuration ?? 2)",
+            "#EXT-X-PLAYLIST-TYPE:VOD",
+            "#EXT-X-KEY:METHOD=AES-128,URI=\"a.bin\",IV=0x\(Hex.encode(mapIV))", "#EXT-X-MAP:URI=\"init.mp4\"",
+            "#EXT-X-KEY:METHOD=AES-128,URI=\"b.bin\",IV=0x\(Hex.encode(Fixtures.explicitIV))",
+        ]
+        var clear: [Data] = []
+        for segment in original.segments {
+            let plain = try Data(contentsOf: fixture.directory.appendingPathComponent(segment.uri))
+            clear.append(plain)
+            let encrypted = try AES128CBC.encrypt(Array(plain), key: Fixtures.key, iv: Fixtures.explicitIV)
+            try Data(encrypted).write(to: root.appendingPathComponent(segment.uri))
+            lines += ["#EXTINF:\(segment.duration),", segment.uri]
+        }
+        try (lines + ["#EXT-X-ENDLIST", ""]).joined(separator: "\n").write(
+            to: root.appendingPathComponent("index.m3u8"), atomically: true, encoding: .utf8)
+        let origin = try await Nginx.static(root: root)
+        let url = origin.url("index.m3u8").absoluteString
+        let theirs = try await Support.decodedFrames(url)
+        #expect(theirs.contains { $0.hasPrefix("video:") }, "the origin itself does not play: \(theirs)")
+
+        let job = try Support.job(url)
+        #expect(try await Support.run(job).result.status == .complete)
+        let local = try String(
+            contentsOf: job.packageDirectory.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
+        let order = local.split(separator: "\n").filter { $0.hasPrefix("#EXT-X-KEY") || $0.hasPrefix("#EXT-X-MAP") }
+        #expect(order.count == 3 && order[1].hasPrefix("#EXT-X-MAP") && order[0] != order[2], "\(local)")
+        let player = try await Support.serve(job.packageDirectory.deletingLastPathComponent())
+        #expect(try await Support.decodedFrames(player.url("p/index.m3u8").absoluteString) == theirs)
+        await player.stop()
+        let before = try await origin.settledAccessLogCount()
+        #expect(try await Support.run(job).result.filesFetched == 0)
+        #expect(try await origin.settledAccessLog().dropFirst(before).allSatisfy { !$0.uri.hasSuffix(".bin") })
+
+        let decrypting = try Support.job(url, options: Support.fastOptions(decrypt: true))
+        #expect(try await Support.run(decrypting).result.status == .complete)
+        #expect(
+            try Data(contentsOf: decrypting.packageDirectory.appendingPathComponent("video/init-0.mp4")) == initSection)
+        let mine = try Support.segmentFiles(
+            ofPlaylist: decrypting.packageDirectory.appendingPathComponent("video/index.m3u8"))
+        #expect(try mine.map { try Support.bytes($0) } == clear)
+        await origin.stop()
+    }
+
     /// The master fixture: the best variant, both audio languages with `--audio all`, the English
     /// subtitles; each rendition byte-identical to the origin's, and the package master decodes to
     /// the origin variant's frames plus each audio rendition's.

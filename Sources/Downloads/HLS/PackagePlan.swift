@@ -74,6 +74,9 @@ struct RecordedSegment: Hashable, Sendable {
     var localMap: LocalReference?
     /// The keys as the local playlist writes them (relative URIs; AES-128 dropped with `--decrypt`).
     var localKeys: [EncryptionKey]
+    /// The AES-128 key the local playlist must have in effect where it writes the map: the map's
+    /// own key when the package keeps the map encrypted, else none (a clear map).
+    var localMapKeys: [EncryptionKey] = []
     /// Whether the download skipped it (`--skip-broken`): written as EXT-X-GAP.
     var skipped = false
 }
@@ -92,6 +95,8 @@ struct RenditionPlanner: Sendable {
     private var keyPaths: [String: String] = [:]
     private var wholeFiles: [String: String] = [:]
     private var mapReferences: [String: (path: String, reference: LocalReference)] = [:]
+    /// The AES-128 key a map kept encrypted needs in effect where the local playlist writes it.
+    private var mapKeys: [String: [EncryptionKey]] = [:]
     private var nextKey = 0
     private var nextMap = 0
     private var nextSharedFile = 0
@@ -137,6 +142,19 @@ struct RenditionPlanner: Sendable {
             let localSequence = nextLocalSequence ?? resolved.mediaSequence
             nextLocalSequence = localSequence &+ 1
 
+            /// The package file of identity key `uri` (planned at its first use).
+            func keyFile(_ uri: String) -> String {
+                if let known = keyPaths[uri] { return known }
+                let path = folder + "/" + "key-\(nextKey).key"
+                nextKey += 1
+                keyPaths[uri] = path
+                keyFiles.append(
+                    PlannedFile(
+                        path: path, kind: .key, url: uri, parts: nil, rebased: false, decryption: nil,
+                        rendition: rendition, startTime: resolved.startTime, duration: 0, units: 1))
+                return path
+            }
+
             // Keys: identity keys are fetched and stored; other key formats (DRM) are kept as written.
             var localKeys: [EncryptionKey] = []
             var decryption: Decryption?
@@ -154,18 +172,7 @@ struct RenditionPlanner: Sendable {
                     try check(uri, what: "the key of segment \(resolved.mediaSequence)")
                     continue
                 }
-                let path: String
-                if let known = keyPaths[uri] {
-                    path = known
-                } else {
-                    path = folder + "/" + "key-\(nextKey).key"
-                    nextKey += 1
-                    keyPaths[uri] = path
-                    keyFiles.append(
-                        PlannedFile(
-                            path: path, kind: .key, url: uri, parts: nil, rebased: false, decryption: nil,
-                            rendition: rendition, startTime: resolved.startTime, duration: 0, units: 1))
-                }
+                let path = keyFile(uri)
                 if decrypt && key.method == .aes128 {
                     decryption = Decryption(keyPath: path, iv: key.iv)
                     continue
@@ -186,12 +193,21 @@ struct RenditionPlanner: Sendable {
                 } else {
                     let ext = PackageLayout.fileExtension(forURI: map.uri, fallback: "mp4")
                     // A map is encrypted by the AES-128 key in effect where it was written, which
-                    // must have an explicit IV (RFC 8216bis §4.4.4.4, §4.4.4.5); a key written after
-                    // the map does not apply to it.
-                    let mapDecryption = decryption.flatMap { segmentDecryption -> Decryption? in
-                        guard let key = map.identityKey, key.method == .aes128, key.isIVExplicit else { return nil }
-                        let path = key.uri.flatMap { keyPaths[$0] } ?? segmentDecryption.keyPath
-                        return Decryption(keyPath: path, iv: key.iv)
+                    // must have an explicit IV (RFC 8216bis §4.4.4.4, §4.4.4.5): that key, not the
+                    // segment's (a key written after the map does not apply to it).
+                    var mapDecryption: Decryption?
+                    if let key = map.identityKey, key.method == .aes128, key.isIVExplicit, let uri = key.uri {
+                        if !uri.lowercased().hasPrefix("data:") {
+                            try check(uri, what: "the key of the map of segment \(resolved.mediaSequence)")
+                        }
+                        let path = keyFile(uri)
+                        if decrypt {
+                            mapDecryption = Decryption(keyPath: path, iv: key.iv)
+                        } else {
+                            mapKeys[identity] = [
+                                EncryptionKey(method: .aes128, uri: Self.name(of: path), iv: key.iv)
+                            ]
+                        }
                     }
                     if let range = map.byteRange, sharesRangedFiles, mapDecryption == nil {
                         let index = sharedFileIndex(
@@ -255,7 +271,9 @@ struct RenditionPlanner: Sendable {
             recorded.append(
                 RecordedSegment(
                     segment: segment, resolved: resolved, localSequence: localSequence, file: file, mapFile: mapFile,
-                    local: local, localMap: localMap, localKeys: localKeys))
+                    local: local, localMap: localMap, localKeys: localKeys,
+                    localMapKeys: resolved.map.flatMap { mapKeys[$0.uri + "#" + ($0.byteRange?.description ?? "")] }
+                        ?? []))
         }
         for index in files.indices where files[index].parts != nil && !files[index].rebased {
             files[index].parts!.sort { ($0.lowerBound, $0.upperBound) < ($1.lowerBound, $1.upperBound) }
@@ -286,10 +304,14 @@ struct RenditionPlanner: Sendable {
         guard
             resolved.uri.contains(" ") || resolved.map?.uri.contains(" ") == true
                 || resolved.keys.contains(where: { $0.uri?.contains(" ") == true })
+                || resolved.map?.keys.contains(where: { $0.uri?.contains(" ") == true }) == true
         else { return resolved }
         var copy = resolved
         copy.uri = fix(copy.uri)
-        if let map = copy.map { copy.map?.uri = fix(map.uri) }
+        if let map = copy.map {
+            copy.map?.uri = fix(map.uri)
+            for index in map.keys.indices { copy.map?.keys[index].uri = map.keys[index].uri.map(fix) }
+        }
         for index in copy.keys.indices { copy.keys[index].uri = copy.keys[index].uri.map(fix) }
         return copy
     }

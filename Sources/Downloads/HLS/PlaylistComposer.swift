@@ -105,16 +105,30 @@ enum PlaylistComposer {
                 )
                 previousMap = map
                 requiredVersion = max(requiredVersion, header.iFramesOnly ? 5 : 6)
-                // A clear map (written in the source where no AES-128 key with an IV applied)
-                // must not come under an AES-128 key here: it goes before the keys, or after a
-                // METHOD=NONE (RFC 8216bis §4.4.4.4).
-                let encryptedMap = resolved.map?.identityKey.map { $0.method == .aes128 && $0.isIVExplicit } ?? false
-                if !encryptedMap, keys.contains(where: { $0.method == .aes128 }) {
-                    if !entry.keys.isEmpty, !previousKeysBeforeEntry.contains(where: { $0.method == .aes128 }) {
-                        entry.keysBeforeMap = 0
-                    } else {
-                        entry.keys = [EncryptionKey(method: .noEncryption)] + keys
-                        entry.keysBeforeMap = 1
+                // The map goes under the AES-128 key that applied to it in the source (RFC 8216bis
+                // §4.4.4.4): when that is not the segment's (a map written before a new key, or
+                // after METHOD=NONE), the map's own key (or none) is written before it and the
+                // segment's after it.
+                if Self.aesIdentity(resolved.map?.keys ?? []) != Self.aesIdentity(resolved.keys) {
+                    let mapKeys: [EncryptionKey]
+                    switch target {
+                    case .local:
+                        mapKeys = recorded.localMapKeys
+                    case .source:
+                        mapKeys = (resolved.map?.keys ?? []).compactMap { key in
+                            guard key.method == .aes128, key.isIVExplicit, let uri = key.uri else { return nil }
+                            return EncryptionKey(method: .aes128, uri: uri, iv: key.iv)
+                        }
+                    }
+                    let segmentAES = keys.filter { $0.method == .aes128 }
+                    if mapKeys != segmentAES {
+                        if !entry.keys.isEmpty, mapKeys == previousKeysBeforeEntry.filter({ $0.method == .aes128 }) {
+                            entry.keysBeforeMap = 0
+                        } else {
+                            let none = [EncryptionKey(method: .noEncryption)]
+                            entry.keys = (mapKeys.isEmpty ? none : mapKeys) + (keys.isEmpty ? none : keys)
+                            entry.keysBeforeMap = max(mapKeys.count, 1)
+                        }
                     }
                 }
             }
@@ -132,5 +146,11 @@ enum PlaylistComposer {
             mediaSequence: first?.localSequence ?? 0, discontinuitySequence: discontinuitySequence,
             playlistType: .vod, iFramesOnly: header.iFramesOnly, independentSegments: header.independentSegments,
             start: header.start, headerLines: header.headerLines, segments: output, hasEndList: true)
+    }
+
+    /// The AES-128 keys of `keys` as written in the source (URI, and the IV when written): equal
+    /// for a map and a segment under the same tags.
+    private static func aesIdentity(_ keys: [ResolvedKey]) -> [String] {
+        keys.filter { $0.method == .aes128 }.map { ($0.uri ?? "") + "#" + ($0.isIVExplicit ? Hex.encode($0.iv) : "") }
     }
 }
