@@ -116,21 +116,19 @@ import Testing
         await origin.stop()
     }
 
-    /// RFC 8216bis §4.4.4.4: a key applies to the maps written after it. A map written before the
-    /// key is clear, only the fragments are encrypted: the package plays like the origin (its
-    /// playlist keeps the map out from under the key), and `--decrypt` keeps the clear map as it is.
-    @Test func aMapWrittenBeforeItsKeyStaysClear() async throws {
-        let fixture = try await Fixtures.shared.fixture(FixtureRecipe(.hlsFMP4))
-        let root = try TestRun.makeTemporaryDirectory("map-before-key")
-        try FileManager.default.copyItem(
-            at: fixture.directory.appendingPathComponent("init.mp4"), to: root.appendingPathComponent("init.mp4"))
-        try Data(Fixtures.key).write(to: root.appendingPathComponent("k.bin"))
+    /// An origin of the fMP4 fixture's fragments encrypted with `Fixtures.key` (explicit IV), under
+    /// `tags` (written before the first fragment, `init.mp4` and the key files ready in `root`).
+    /// Returns the origin's URL, what ffmpeg decodes from it, and the fragments in the clear.
+    private func encryptedFragmentsOrigin(
+        _ fixture: Fixture, root: URL, tags: [String]
+    ) async throws -> (origin: Nginx, url: String, frames: [String], clear: [Data]) {
         let original = try #require(try Playlist.parse(Data(contentsOf: fixture.entryFile)).playlist.media)
-        var lines = [
-            "#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:\(original.targetDuration ?? 2)",
-            "#EXT-X-PLAYLIST-TYPE:VOD", "#EXT-X-MAP:URI=\"init.mp4\"",
-            "#EXT-X-KEY:METHOD=AES-128,URI=\"k.bin\",IV=0x\(Hex.encode(Fixtures.explicitIV))",
-        ]
+        var lines =
+            [
+                "#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:\(original.targetDuration ?? 2)",
+                "#EXT-X-PLAYLIST-TYPE:VOD",
+            ]
+            + tags
         var clear: [Data] = []
         for segment in original.segments {
             let plain = try Data(contentsOf: fixture.directory.appendingPathComponent(segment.uri))
@@ -143,8 +141,26 @@ import Testing
             to: root.appendingPathComponent("index.m3u8"), atomically: true, encoding: .utf8)
         let origin = try await Nginx.static(root: root)
         let url = origin.url("index.m3u8").absoluteString
-        let theirs = try await Support.decodedFrames(url)
-        #expect(theirs.contains { $0.hasPrefix("video:") }, "the origin itself does not play: \(theirs)")
+        let frames = try await Support.decodedFrames(url)
+        #expect(frames.contains { $0.hasPrefix("video:") }, "the origin itself does not play: \(frames)")
+        return (origin, url, frames, clear)
+    }
+
+    /// RFC 8216bis §4.4.4.4: a key applies to the maps written after it. A map written before the
+    /// key is clear, only the fragments are encrypted: the package plays like the origin (its
+    /// playlist keeps the map out from under the key), and `--decrypt` keeps the clear map as it is.
+    @Test func aMapWrittenBeforeItsKeyStaysClear() async throws {
+        let fixture = try await Fixtures.shared.fixture(FixtureRecipe(.hlsFMP4))
+        let root = try TestRun.makeTemporaryDirectory("map-before-key")
+        try FileManager.default.copyItem(
+            at: fixture.directory.appendingPathComponent("init.mp4"), to: root.appendingPathComponent("init.mp4"))
+        try Data(Fixtures.key).write(to: root.appendingPathComponent("k.bin"))
+        let (origin, url, theirs, clear) = try await encryptedFragmentsOrigin(
+            fixture, root: root,
+            tags: [
+                "#EXT-X-MAP:URI=\"init.mp4\"",
+                "#EXT-X-KEY:METHOD=AES-128,URI=\"k.bin\",IV=0x\(Hex.encode(Fixtures.explicitIV))",
+            ])
 
         let job = try Support.job(url)
         #expect(try await Support.run(job).result.status == .complete)
@@ -182,27 +198,12 @@ import Testing
             to: root.appendingPathComponent("init.mp4"))
         try Data(mapKey).write(to: root.appendingPathComponent("a.bin"))
         try Data(Fixtures.key).write(to: root.appendingPathComponent("b.bin"))
-        let original = try #require(try Playlist.parse(Data(contentsOf: fixture.entryFile)).playlist.media)
-        var lines = [
-            "#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:\(original.targetDuration ?? 2)",
-            "#EXT-X-PLAYLIST-TYPE:VOD",
-            "#EXT-X-KEY:METHOD=AES-128,URI=\"a.bin\",IV=0x\(Hex.encode(mapIV))", "#EXT-X-MAP:URI=\"init.mp4\"",
-            "#EXT-X-KEY:METHOD=AES-128,URI=\"b.bin\",IV=0x\(Hex.encode(Fixtures.explicitIV))",
-        ]
-        var clear: [Data] = []
-        for segment in original.segments {
-            let plain = try Data(contentsOf: fixture.directory.appendingPathComponent(segment.uri))
-            clear.append(plain)
-            let encrypted = try AES128CBC.encrypt(Array(plain), key: Fixtures.key, iv: Fixtures.explicitIV)
-            try Data(encrypted).write(to: root.appendingPathComponent(segment.uri))
-            lines += ["#EXTINF:\(segment.duration),", segment.uri]
-        }
-        try (lines + ["#EXT-X-ENDLIST", ""]).joined(separator: "\n").write(
-            to: root.appendingPathComponent("index.m3u8"), atomically: true, encoding: .utf8)
-        let origin = try await Nginx.static(root: root)
-        let url = origin.url("index.m3u8").absoluteString
-        let theirs = try await Support.decodedFrames(url)
-        #expect(theirs.contains { $0.hasPrefix("video:") }, "the origin itself does not play: \(theirs)")
+        let (origin, url, theirs, clear) = try await encryptedFragmentsOrigin(
+            fixture, root: root,
+            tags: [
+                "#EXT-X-KEY:METHOD=AES-128,URI=\"a.bin\",IV=0x\(Hex.encode(mapIV))", "#EXT-X-MAP:URI=\"init.mp4\"",
+                "#EXT-X-KEY:METHOD=AES-128,URI=\"b.bin\",IV=0x\(Hex.encode(Fixtures.explicitIV))",
+            ])
 
         let job = try Support.job(url)
         #expect(try await Support.run(job).result.status == .complete)
