@@ -302,11 +302,6 @@ final class CacheStore: Sendable {
         publish(events)
     }
 
-    /// Marks `key` as read now (for LRU order).
-    func touch(key: String, now: Double) {
-        locked { $0.entries[key]?.record.lastAccess = now }
-    }
-
     // MARK: Writing
 
     /// Reserves room for `count` bytes of `key`, evicting least recently used entries that are
