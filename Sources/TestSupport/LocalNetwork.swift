@@ -30,6 +30,29 @@ public enum LocalNetwork {
         return UInt16(bigEndian: address.sin_port)
     }
 
+    /// A port on 127.0.0.1 that refuses connections for as long as the returned value lives: bound
+    /// by a socket that never listens, so no other server (an nginx another test starts meanwhile)
+    /// can take it, as it could a port from ``freePort()``.
+    public static func refusingPort() throws -> RefusingPort {
+        let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketDescriptor >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
+        var address = loopbackAddress(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0 else {
+            close(socketDescriptor)
+            throw TestSupportError("bind: \(String(cString: strerror(errno)))")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketDescriptor, $0, &length) }
+        }
+        return RefusingPort(descriptor: socketDescriptor, port: UInt16(bigEndian: address.sin_port))
+    }
+
     /// A TCP socket listening on 127.0.0.1 at a port the kernel picked, for servers of our own in tests.
     ///
     /// - Returns: The socket (the caller closes it) and its port.
@@ -108,4 +131,18 @@ extension LocalNetwork {
         }
         return false
     }
+}
+
+/// A port held by a bound socket that never listens: connections to it are refused.
+public final class RefusingPort: Sendable {
+    private let descriptor: Int32
+    /// The port.
+    public let port: UInt16
+
+    init(descriptor: Int32, port: UInt16) {
+        self.descriptor = descriptor
+        self.port = port
+    }
+
+    deinit { close(descriptor) }
 }

@@ -423,7 +423,9 @@ import Testing
             try await manager.retry(missing.id)
         } throws: { ($0 as? DownloadManagerError)?.kind == .illegalTransition }
 
-        let port = try LocalNetwork.freePort()
+        let refusing = try LocalNetwork.refusingPort()
+        defer { withExtendedLifetime(refusing) {} }
+        let port = refusing.port
         let refused = try await manager.add(
             DownloadRequest(url: "http://127.0.0.1:\(port)/x.mp4", kind: .file), autoStart: true)
         try await recorder.wait(for: refused.id, .failed)

@@ -88,7 +88,9 @@ import Glibc
     }
 
     @Test func refusedConnectionFails() async throws {
-        let port = try LocalNetwork.freePort()
+        let refusing = try LocalNetwork.refusingPort()
+        defer { withExtendedLifetime(refusing) {} }
+        let port = refusing.port
         let socket = RTMPSocket()
         do {
             try await socket.connect(host: "127.0.0.1", port: port)

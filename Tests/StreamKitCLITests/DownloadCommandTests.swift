@@ -208,7 +208,9 @@ import Testing
     }
 
     @Test(.requires(.nginx)) func aRefusedConnectionExits1AfterItsRetries() async throws {
-        let port = try LocalNetwork.freePort()
+        let refusing = try LocalNetwork.refusingPort()
+        defer { withExtendedLifetime(refusing) {} }
+        let port = refusing.port
         let directory = try TestRun.makeTemporaryDirectory("refused")
         let (code, _, error) = await run([
             "download", "http://127.0.0.1:\(port)/x", "-o", directory.appendingPathComponent("x").path, "--retries",

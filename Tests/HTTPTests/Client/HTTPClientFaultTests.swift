@@ -211,7 +211,9 @@ import Testing
     }
 
     @Test func aConnectionRefusedIsAConnectFailure() async throws {
-        let port = try LocalNetwork.freePort()
+        let refusing = try LocalNetwork.refusingPort()
+        defer { withExtendedLifetime(refusing) {} }
+        let port = refusing.port
         let client = try client()
         let error = try #require(await headError(client, HTTPClientRequest(url: "http://127.0.0.1:\(port)/x")))
         #expect(error.kind == .connectFailed)

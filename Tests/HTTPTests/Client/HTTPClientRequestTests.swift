@@ -214,7 +214,11 @@ import Testing
     }
 
     @Test func aThousandFailedRequestsLeaveNothingBehind() async throws {
-        let refusedPort = try LocalNetwork.freePort()
+        // Held for the whole test: a port from freePort() was once taken by another test's
+        // server, and 23 of the "refused" requests succeeded.
+        let refusing = try LocalNetwork.refusingPort()
+        defer { withExtendedLifetime(refusing) {} }
+        let refusedPort = refusing.port
         let responder = try ScriptedTCPResponder { index in
             switch index % 4 {
             case 0: [.readRequestHead, .reset]
@@ -255,7 +259,9 @@ import Testing
     /// at most 2 MB above the level after a 50-request warm-up (a leak of one libcurl handle a
     /// request, with its 256 KB receive buffer, would add over 250 MB).
     @Test func processFiguresAreBackWhereTheyStarted() async throws {
-        let refusedPort = try LocalNetwork.freePort()
+        let refusing = try LocalNetwork.refusingPort()
+        defer { withExtendedLifetime(refusing) {} }
+        let refusedPort = refusing.port
         let responder = try ScriptedTCPResponder { index in
             index % 2 == 0
                 ? [.readRequestHead, .reset]

@@ -54,7 +54,9 @@ import Testing
 
     @Test func failuresAreTyped() async throws {
         let client = try client()
-        let port = try LocalNetwork.freePort()
+        let refusing = try LocalNetwork.refusingPort()
+        defer { withExtendedLifetime(refusing) {} }
+        let port = refusing.port
         await #expect(throws: HTTPClientError(.connectFailed)) {
             try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/x"))
         }
