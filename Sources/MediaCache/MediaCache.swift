@@ -156,27 +156,15 @@ public final class MediaCache: Sendable {
     public func metadata(for url: String) async throws -> MediaCacheMetadata? {
         try Self.checkURL(url)
         if let metadata = store.snapshot(forKey: configuration.keyFunction.key(for: url))?.metadata { return metadata }
-        var head = try await originHead(url, method: .head)
-        if head.status == .methodNotAllowed || head.status.rawValue == 501 {
-            head = try await originHead(url, method: .get)
-        }
-        guard head.status.isSuccess else { throw MediaCacheError(.originStatus, subject: url, status: head.status) }
-        return MediaCacheMetadata(head: head)
-    }
-
-    /// The head of a `method` request for `url` (a GET asks for the first byte only, and its body
-    /// is dropped).
-    private func originHead(_ url: String, method: HTTPMethod) async throws -> HTTPClientResponseHead {
-        var request = HTTPClientRequest(url: url, method: method, headers: configuration.requestHeaders)
-        request.decodesContent = false
-        if method == .get { request.range = .closed(first: 0, last: 0) }
+        let head: HTTPClientResponseHead
         do {
-            let response = try await client.execute(request, retry: configuration.retryPolicy)
-            if method != .head { response.body.cancel() }
-            return response.head
+            head = try await client.head(
+                of: url, headers: configuration.requestHeaders, retry: configuration.retryPolicy)
         } catch {
             throw MediaCacheError(.originFailed, subject: url, detail: "\(error)")
         }
+        guard head.status.isSuccess else { throw MediaCacheError(.originStatus, subject: url, status: head.status) }
+        return MediaCacheMetadata(head: head)
     }
 
     /// The metadata the cache holds for `url`, without asking the origin; `nil` when it has none.

@@ -120,26 +120,12 @@ extension HLSDownloadEngine {
     /// One resource's check.
     private func check(_ url: String, recorded: EntityTag) async -> CompletedFileCheck {
         do {
-            var head = try await head(url, method: .head)
-            // Refused HEAD: 405 and 501, and 403 from servers whose signed URLs are for GET only.
-            if [403, 405, 501].contains(head.status.rawValue) {
-                head = try await self.head(url, method: .get)
-            }
+            // Tried once: a server that does not answer now ends the checking, it is not waited for.
+            let head = try await client.head(
+                of: url, headers: options.headers, retry: .none, refusedHead: [403, 405, 501])
             return .judging(status: head.status, current: head.entityTag, recorded: recorded)
         } catch {
             return .unreachable(reason: "\(error)")
         }
-    }
-
-    /// The response head of a `method` request for `url`, tried once (a server that does not
-    /// answer now ends the checking; it is not waited for); a GET asks for the first byte only and
-    /// its body is dropped.
-    private func head(_ url: String, method: HTTPMethod) async throws -> HTTPClientResponseHead {
-        var request = HTTPClientRequest(url: url, method: method, headers: options.headers)
-        request.decodesContent = false
-        if method == .get { request.range = .closed(first: 0, last: 0) }
-        let response = try await client.execute(request, retry: .none)
-        if method != .head { response.body.cancel() }
-        return response.head
     }
 }

@@ -59,4 +59,22 @@ enum CacheAccess {
             throw ExitCode.failure
         }
     }
+
+    /// Opens the cache of StreamKit's home (`home`, else the environment's) for one change, runs
+    /// `body` on it, and shuts it down, whether `body` returns or throws.
+    static func using<Result: Sendable>(
+        home: String?, context: CommandContext, _ body: (MediaCache) async throws -> Result
+    ) async throws -> Result {
+        let cache = try open(
+            home: StreamKitHome.resolve(override: home, environment: context.environment), limit: nil,
+            context: context)
+        do {
+            let result = try await body(cache)
+            await cache.shutdown()
+            return result
+        } catch {
+            await cache.shutdown()
+            throw error
+        }
+    }
 }

@@ -128,10 +128,8 @@ public struct CacheRemoveCommand: ParsableCommand {
     public init() {}
 
     public func run(_ context: CommandContext) async throws {
-        let home = StreamKitHome.resolve(override: home, environment: context.environment)
-        let cache = try CacheAccess.open(home: home, limit: nil, context: context)
-        let removed = await cache.remove(url)
-        await cache.shutdown()
+        let url = url
+        let removed = try await CacheAccess.using(home: home, context: context) { await $0.remove(url) }
         guard removed else {
             context.writeError("error: \(url) is not in the cache\n")
             throw ExitCode.failure
@@ -152,11 +150,10 @@ public struct CacheClearCommand: ParsableCommand {
     public init() {}
 
     public func run(_ context: CommandContext) async throws {
-        let home = StreamKitHome.resolve(override: home, environment: context.environment)
-        let cache = try CacheAccess.open(home: home, limit: nil, context: context)
-        let bytes = cache.usage.total
-        let count = await cache.removeAll()
-        await cache.shutdown()
+        let (count, bytes) = try await CacheAccess.using(home: home, context: context) { cache in
+            let bytes = cache.usage.total
+            return (await cache.removeAll(), bytes)
+        }
         context.write(
             "Removed \(count) entr\(count == 1 ? "y" : "ies") (\(ByteCountText.format(Double(bytes)))) from the cache.\n"
         )

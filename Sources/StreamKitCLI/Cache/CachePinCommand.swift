@@ -25,16 +25,13 @@ public struct CachePinCommand: ParsableCommand {
     }
 
     public func run(_ context: CommandContext) async throws {
-        let home = StreamKitHome.resolve(override: home, environment: context.environment)
-        let cache = try CacheAccess.open(home: home, limit: nil, context: context)
+        let url = url
         do {
-            try cache.pin(url)
-        } catch {
-            await cache.shutdown()
+            try await CacheAccess.using(home: home, context: context) { try $0.pin(url) }
+        } catch let error as MediaCacheError {
             context.writeError("error: cannot pin \(url): \(error)\n")
             throw ExitCode.failure
         }
-        await cache.shutdown()
         context.write("Pinned \(url): it is never evicted.\n")
     }
 }
@@ -53,10 +50,8 @@ public struct CacheUnpinCommand: ParsableCommand {
     public init() {}
 
     public func run(_ context: CommandContext) async throws {
-        let home = StreamKitHome.resolve(override: home, environment: context.environment)
-        let cache = try CacheAccess.open(home: home, limit: nil, context: context)
-        let unpinned = cache.unpin(url)
-        await cache.shutdown()
+        let url = url
+        let unpinned = try await CacheAccess.using(home: home, context: context) { $0.unpin(url) }
         guard unpinned else {
             context.writeError("error: \(url) is not pinned\n")
             throw ExitCode.failure
