@@ -370,6 +370,7 @@ public final class MediaCache: Sendable {
     private func probe(key: String, url: String, range: RangeRequest.Specifier?) async throws -> MediaCacheRead {
         var request = HTTPClientRequest(url: url, headers: configuration.requestHeaders)
         request.range = range ?? .from(first: 0)
+        request.bodyIsWrittenToFile = true  // adopted by a fetch, which writes it into the data file
         let response: HTTPClientResponse
         do {
             response = try await client.execute(request, retry: configuration.retryPolicy)

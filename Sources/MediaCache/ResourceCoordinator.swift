@@ -148,6 +148,7 @@ actor ResourceCoordinator {
         var request = HTTPClientRequest(url: url, headers: configuration.requestHeaders)
         request.range = .closed(first: range.lowerBound, last: range.upperBound - 1)
         request.ifRange = metadata.ifRange
+        request.bodyIsWrittenToFile = true
         let client = client
         let policy = configuration.retryPolicy
         fetchTasks[id] = Task {

@@ -48,6 +48,7 @@ struct RangeFetcher {
             request.range = .closed(first: next, last: range.upperBound - 1)
             request.ifRange = outcome.validator
             request.decodesContent = false
+            request.bodyIsWrittenToFile = true
             var failure: HTTPClientError?
             let before = next
             do {

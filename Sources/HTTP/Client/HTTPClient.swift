@@ -20,6 +20,10 @@ public final class HTTPClient: Sendable {
     /// What every request gets unless it says otherwise.
     public let configuration: HTTPClientConfiguration
     private let backend: any HTTPClientBackend
+    #if canImport(Glibc)
+    /// The client's own connections, for plain-http bodies written to files (next to libcurl).
+    private let plain: PlainHTTPBackend?
+    #endif
     private let nextTransferID = Atomic<Int>(1)
 
     /// Creates a client and starts its I/O (a thread for libcurl, a session for URLSession).
@@ -31,6 +35,9 @@ public final class HTTPClient: Sendable {
         switch configuration.backend {
         case .urlSession:
             backend = URLSessionBackend(configuration: configuration)
+            #if canImport(Glibc)
+            plain = nil
+            #endif
         case .automatic, .libcurl:
             #if canImport(CCurl)
             backend = try CurlMultiLoop(configuration: configuration)
@@ -40,16 +47,35 @@ public final class HTTPClient: Sendable {
             }
             backend = URLSessionBackend(configuration: configuration)
             #endif
+            #if canImport(Glibc)
+            plain = PlainHTTPBackend(configuration: configuration)
+            #endif
         }
     }
 
-    deinit { backend.requestShutdown() }
+    deinit {
+        #if canImport(Glibc)
+        plain?.shutdown()
+        #endif
+        backend.requestShutdown()
+    }
 
     /// Cancels every transfer and stops the client's I/O; requests made afterwards fail.
-    public func shutdown() async { await backend.shutdown() }
+    public func shutdown() async {
+        #if canImport(Glibc)
+        plain?.shutdown()
+        #endif
+        await backend.shutdown()
+    }
 
     /// Counters: transfers started and finished, connections opened, pauses.
-    public var statistics: HTTPClientStatistics { backend.statistics }
+    public var statistics: HTTPClientStatistics {
+        var statistics = backend.statistics
+        #if canImport(Glibc)
+        if let plain { statistics.add(plain.statistics) }
+        #endif
+        return statistics
+    }
 
     /// Sends `request` once and returns as soon as the final response head has arrived.
     ///
@@ -67,8 +93,15 @@ public final class HTTPClient: Sendable {
     /// Sends `request` once, pausing the transfer while `bodyBufferLimit` body bytes wait unread.
     func execute(_ request: HTTPClientRequest, bodyBufferLimit: Int) async throws -> HTTPClientResponse {
         try request.validateURL()
-        return try await backend.execute(
-            request, id: nextTransferID.add(1, ordering: .relaxed).oldValue, bodyBufferLimit: bodyBufferLimit)
+        let id = nextTransferID.add(1, ordering: .relaxed).oldValue
+        #if canImport(Glibc)
+        if let plain, let target = plain.target(for: request),
+            let response = try await plain.execute(request, target: target, id: id, bodyBufferLimit: bodyBufferLimit)
+        {
+            return response
+        }
+        #endif
+        return try await backend.execute(request, id: id, bodyBufferLimit: bodyBufferLimit)
     }
 }
 

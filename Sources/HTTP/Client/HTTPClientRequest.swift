@@ -78,6 +78,12 @@ public struct HTTPClientRequest: Sendable {
     /// A receive-rate limit for this transfer alone, in bytes a second: a token bucket of its own
     /// (the client's global bucket still applies).
     public var maximumReceiveRate: Int64?
+    /// Says that the body will be stored in a file with ``HTTPClientResponse/Body/write(toFileDescriptor:at:progressInterval:isolation:onProgress:)``.
+    /// On Linux a plain `http` GET then runs over the client's own connection, and the body
+    /// moves from the socket into the file with `splice(2)`, never copied through user space
+    /// (other requests, and responses that are redirects or chunked, go through libcurl). Such a
+    /// request asks for no content coding. Reading the body by chunks still works.
+    public var bodyIsWrittenToFile: Bool
 
     /// Creates a request.
     ///
@@ -98,6 +104,7 @@ public struct HTTPClientRequest: Sendable {
         self.redirectLimit = nil
         self.decodesContent = true
         self.maximumReceiveRate = nil
+        self.bodyIsWrittenToFile = false
     }
 
     /// Creates a GET request for `url`.

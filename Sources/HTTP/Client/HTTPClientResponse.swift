@@ -215,6 +215,25 @@ final class ResponseBodyChannel: Sendable {
         state.withLock { $0.machine.wroteDirectly(count) }
     }
 
+    /// Where a producer that moves bytes into the file itself writes next, if it does.
+    var directWriteTarget: (descriptor: Int32, offset: Int64)? {
+        state.withLock { $0.machine.directWriteTarget }
+    }
+
+    /// The producer moved `count` bytes into the file at ``directWriteTarget``.
+    func movedDirectly(_ count: Int) {
+        state.withLock { $0.machine.movedDirectly(count) }
+    }
+
+    /// Whether the producer is paused (a full buffer, or held until asked) until the consumer
+    /// resumes it through the controller.
+    var isProducerPaused: Bool { state.withLock { $0.machine.isProducerPaused } }
+
+    /// The producer waits for the consumer's first read or file before reading the body.
+    func holdUntilAsked() {
+        state.withLock { $0.machine.holdUntilAsked() }
+    }
+
     func receiveUnconditionally(_ bytes: UnsafeRawBufferPointer) -> ResponseBodyStateMachine.ReceiveAction {
         state.withLock { $0.machine.receiveUnconditionally(bytes) }
     }

@@ -252,6 +252,7 @@ private struct FileDownloadRunner {
             attemptRequest.range = plan.range
             attemptRequest.ifRange = plan.ifRange
             attemptRequest.decodesContent = false  // offsets count identity bytes
+            attemptRequest.bodyIsWrittenToFile = true
             var attemptError: HTTPClientError?
             do {
                 let response = try await client.execute(attemptRequest)

@@ -155,6 +155,30 @@ struct ResponseBodyStateMachine: Sendable {
         written += Int64(count)
     }
 
+    /// Where a producer that moves bytes into the file without holding them (`splice`) writes
+    /// next, when the consumer handed it a file and still wants the body; it then reports the
+    /// bytes with ``movedDirectly(_:)``.
+    var directWriteTarget: (descriptor: Int32, offset: Int64)? {
+        guard !consumerGone, case .streaming = producer, let sink, sink.descriptor >= 0 else { return nil }
+        return (sink.descriptor, sink.nextOffset)
+    }
+
+    /// The producer moved `count` bytes into the file at ``directWriteTarget`` (they count as written).
+    mutating func movedDirectly(_ count: Int) {
+        guard var sink else { return }
+        sink.nextOffset += Int64(count)
+        self.sink = sink
+        written += Int64(count)
+    }
+
+    /// The producer waits, before reading the body, until the consumer says how it reads it: by
+    /// chunks (``next()``) or into a file (``startDirectWrite(descriptor:offset:reportInterval:)``),
+    /// each of which resumes it, as taking a full buffer does. A producer that can move bytes
+    /// into a file without copying them gains that for the whole body.
+    mutating func holdUntilAsked() {
+        if case .streaming = producer { producer = .paused }
+    }
+
     /// The producer delivers `bytes` it cannot take back (URLSession): they are buffered whatever
     /// the fill, and the answer says whether to pause the producer now. No direct writes.
     mutating func receiveUnconditionally(_ bytes: UnsafeRawBufferPointer) -> ReceiveAction {
@@ -232,7 +256,8 @@ struct ResponseBodyStateMachine: Sendable {
         case .finished(nil):
             return .deliver(.end, resumeProducer: false)
         case .paused:
-            // Unreachable: the producer pauses only with a full buffer, and taking it resumes.
+            // Held until asked (``holdUntilAsked()``): the first read resumes it. (A producer
+            // paused on a full buffer is resumed by taking that buffer, above.)
             producer = .streaming
             return .deliver(.chunk([]), resumeProducer: true)
         case .streaming:

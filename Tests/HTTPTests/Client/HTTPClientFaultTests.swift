@@ -5,9 +5,36 @@ import TestSupport
 import Testing
 
 /// Faults nginx cannot stage, from the scripted TCP responder: each ends in a clear typed error
-/// or the documented fallback.
+/// or the documented fallback, over libcurl and over the client's own connections (a request
+/// whose body is written to a file) alike.
 @Suite struct HTTPClientFaultTests {
     private static let body = Array(repeating: UInt8(ascii: "x"), count: 1000)
+
+    /// Which of the client's two transports carries the request.
+    enum Transport: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case libcurl
+        case ownConnection
+
+        var testDescription: String { rawValue }
+    }
+
+    private func request(_ url: URL, _ transport: Transport) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.bodyIsWrittenToFile = transport == .ownConnection
+        return request
+    }
+
+    /// Checks that the transfers went where `transport` says.
+    private func expectCarried(
+        _ client: HTTPClient, by transport: Transport, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let statistics = client.statistics
+        if transport == .ownConnection {
+            #expect(statistics.ownConnectionTransfers > 0, sourceLocation: sourceLocation)
+        } else {
+            #expect(statistics.ownConnectionTransfers == 0, sourceLocation: sourceLocation)
+        }
+    }
 
     private func client(idle: Duration? = .seconds(60), redirects: Int = 10) throws -> HTTPClient {
         try HTTPClient(
@@ -34,7 +61,9 @@ import Testing
         }
     }
 
-    @Test func resetMidBodyIsAConnectionResetAtTheOffsetReached() async throws {
+    @Test(arguments: Transport.allCases) func resetMidBodyIsAConnectionResetAtTheOffsetReached(
+        transport: Transport
+    ) async throws {
         let responder = try ScriptedTCPResponder(steps: [
             .readRequestHead,
             .send(
@@ -43,18 +72,21 @@ import Testing
             .sleep(.milliseconds(100)), .reset,
         ])
         let client = try client()
-        let response = try await client.execute(HTTPClientRequest(url: responder.url("file")))
+        let response = try await client.execute(request(responder.url("file"), transport))
         #expect(response.status == .ok)
         let error = try #require(await bodyError(response))
         #expect(error.kind == .connectionReset)
         #expect(error.byteOffset == 400)
         #expect(error.expectedByteOffset == 1000)
         #expect(HTTPClientRetryPolicy.isRetryable(error))
+        expectCarried(client, by: transport)
         await client.shutdown()
         await responder.stop()
     }
 
-    @Test func closeBeforeTheAnnouncedLengthIsATruncatedBody() async throws {
+    @Test(arguments: Transport.allCases) func closeBeforeTheAnnouncedLengthIsATruncatedBody(
+        transport: Transport
+    ) async throws {
         let responder = try ScriptedTCPResponder(steps: [
             .readRequestHead,
             .send(
@@ -63,29 +95,33 @@ import Testing
             .close,
         ])
         let client = try client()
-        let response = try await client.execute(HTTPClientRequest(url: responder.url("file")))
+        let response = try await client.execute(request(responder.url("file"), transport))
         let error = try #require(await bodyError(response))
         #expect(error.kind == .truncatedBody)
         #expect(error.byteOffset == 600)
         #expect(error.expectedByteOffset == 1000)
         #expect(error.url == responder.url("file").absoluteString)
+        expectCarried(client, by: transport)
         await client.shutdown()
         await responder.stop()
     }
 
-    @Test func aStallBeforeTheHeadIsAnIdleTimeout() async throws {
+    @Test(arguments: Transport.allCases) func aStallBeforeTheHeadIsAnIdleTimeout(transport: Transport) async throws {
         let responder = try ScriptedTCPResponder(steps: [.readRequestHead, .stall])
         let client = try client(idle: .milliseconds(300))
         let started = ContinuousClock.now
-        let error = try #require(await headError(client, HTTPClientRequest(url: responder.url("file"))))
+        let error = try #require(await headError(client, request(responder.url("file"), transport)))
         #expect(error.kind == .idleTimeout)
         // Far below the 60 s that would pass without the 300 ms idle timeout, with room for a loaded machine.
         #expect(ContinuousClock.now - started < .seconds(20))
+        expectCarried(client, by: transport)
         await client.shutdown()
         await responder.stop()
     }
 
-    @Test func aStallMidBodyIsAnIdleTimeoutAtTheOffsetReached() async throws {
+    @Test(arguments: Transport.allCases) func aStallMidBodyIsAnIdleTimeoutAtTheOffsetReached(
+        transport: Transport
+    ) async throws {
         let responder = try ScriptedTCPResponder(steps: [
             .readRequestHead,
             .send(
@@ -94,38 +130,42 @@ import Testing
             .stall,
         ])
         let client = try client(idle: .milliseconds(300))
-        let response = try await client.execute(HTTPClientRequest(url: responder.url("file")))
+        let response = try await client.execute(request(responder.url("file"), transport))
         let error = try #require(await bodyError(response))
         #expect(error.kind == .idleTimeout)
         #expect(error.byteOffset == 250)
+        expectCarried(client, by: transport)
         await client.shutdown()
         await responder.stop()
     }
 
-    @Test func aGarbageStatusLineIsAMalformedResponse() async throws {
+    @Test(arguments: Transport.allCases) func aGarbageStatusLineIsAMalformedResponse(transport: Transport) async throws
+    {
         let responder = try ScriptedTCPResponder(steps: [
             .readRequestHead, .send("SPDY/9 OK whatever\r\n\r\nhello"), .close,
         ])
         let client = try client()
-        let error = try #require(await headError(client, HTTPClientRequest(url: responder.url("file"))))
+        let error = try #require(await headError(client, request(responder.url("file"), transport)))
         #expect(error.kind == .malformedResponse)
         #expect(!HTTPClientRetryPolicy.isRetryable(error))
+        expectCarried(client, by: transport)
         await client.shutdown()
         await responder.stop()
     }
 
-    @Test func aTenMegabyteHeaderLineIsRefused() async throws {
+    @Test(arguments: Transport.allCases) func aTenMegabyteHeaderLineIsRefused(transport: Transport) async throws {
         let big =
             "HTTP/1.1 200 OK\r\nX-Big: " + String(repeating: "a", count: 10 << 20) + "\r\nContent-Length: 2\r\n\r\nhi"
         let responder = try ScriptedTCPResponder(steps: [.readRequestHead, .send(big), .close])
         let client = try client()
-        let error = try #require(await headError(client, HTTPClientRequest(url: responder.url("file"))))
+        let error = try #require(await headError(client, request(responder.url("file"), transport)))
         #expect(error.kind == .headerTooLarge)
+        expectCarried(client, by: transport)
         await client.shutdown()
         await responder.stop()
     }
 
-    @Test func aRedirectLoopStopsAtTheLimit() async throws {
+    @Test(arguments: Transport.allCases) func aRedirectLoopStopsAtTheLimit(transport: Transport) async throws {
         let responder = try ScriptedTCPResponder(steps: [
             .readRequestHead,
             .send(
@@ -134,15 +174,17 @@ import Testing
             .close,
         ])
         let client = try client(redirects: 5)
-        let error = try #require(await headError(client, HTTPClientRequest(url: responder.url("loop"))))
+        let error = try #require(await headError(client, request(responder.url("loop"), transport)))
         #expect(error.kind == .tooManyRedirects)
-        #expect(responder.connectionCount == 6)
+        // Over the client's own connection the first redirect is handed to libcurl, which follows.
+        #expect(responder.connectionCount == (transport == .ownConnection ? 7 : 6))
+        expectCarried(client, by: transport)
         await client.shutdown()
         await responder.stop()
     }
 
-    @Test(arguments: ["file:///etc/passwd", "ftp://127.0.0.1/file", "gopher://127.0.0.1/"])
-    func aRedirectToAnotherSchemeIsRefused(target: String) async throws {
+    @Test(arguments: ["file:///etc/passwd", "ftp://127.0.0.1/file", "gopher://127.0.0.1/"], Transport.allCases)
+    func aRedirectToAnotherSchemeIsRefused(target: String, transport: Transport) async throws {
         let responder = try ScriptedTCPResponder(steps: [
             .readRequestHead,
             .send(
@@ -151,7 +193,7 @@ import Testing
             .close,
         ])
         let client = try client()
-        let error = try #require(await headError(client, HTTPClientRequest(url: responder.url("file"))))
+        let error = try #require(await headError(client, request(responder.url("file"), transport)))
         #expect(error.kind == .unsupportedScheme)
         #expect(error.url == target)
         await client.shutdown()
@@ -167,7 +209,9 @@ import Testing
         await client.shutdown()
     }
 
-    @Test func aTwoHundredToARangeRequestIsReportedAsIgnored() async throws {
+    @Test(arguments: Transport.allCases) func aTwoHundredToARangeRequestIsReportedAsIgnored(
+        transport: Transport
+    ) async throws {
         let responder = try ScriptedTCPResponder(steps: [
             .readRequestHead,
             .send(
@@ -176,21 +220,24 @@ import Testing
             .close,
         ])
         let client = try client()
-        var request = HTTPClientRequest(url: responder.url("file").absoluteString)
-        request.range = .from(first: 500)
-        request.ifRange = .entityTag(EntityTag(opaqueTag: "v1"))
-        let response = try await client.execute(request)
+        var ranged = request(responder.url("file"), transport)
+        ranged.range = .from(first: 500)
+        ranged.ifRange = .entityTag(EntityTag(opaqueTag: "v1"))
+        let response = try await client.execute(ranged)
         #expect(response.head.rangeOutcome == .ignored(representationChanged: true))
         #expect(response.head.bodyOffset == 0)
         let body = try await response.body.collect(upTo: 10_000)
         #expect(body.count == 1000)
         #expect(responder.requests.first?.contains("Range: bytes=500-\r\n") == true)
         #expect(responder.requests.first?.contains("If-Range: \"v1\"\r\n") == true)
+        expectCarried(client, by: transport)
         await client.shutdown()
         await responder.stop()
     }
 
-    @Test func aContentRangeThatIsNotWhatWasAskedIsAnError() async throws {
+    @Test(arguments: Transport.allCases) func aContentRangeThatIsNotWhatWasAskedIsAnError(
+        transport: Transport
+    ) async throws {
         let responder = try ScriptedTCPResponder(steps: [
             .readRequestHead,
             .send(
@@ -201,31 +248,35 @@ import Testing
             .close,
         ])
         let client = try client()
-        var request = HTTPClientRequest(url: responder.url("file").absoluteString)
-        request.range = .closed(first: 500, last: 599)
-        let error = try #require(await headError(client, request))
+        var ranged = request(responder.url("file"), transport)
+        ranged.range = .closed(first: 500, last: 599)
+        let error = try #require(await headError(client, ranged))
         #expect(error.kind == .contentRangeMismatch)
         #expect(error.detail.contains("bytes=500-599"))
+        expectCarried(client, by: transport)
         await client.shutdown()
         await responder.stop()
     }
 
-    @Test func aConnectionRefusedIsAConnectFailure() async throws {
+    @Test(arguments: Transport.allCases) func aConnectionRefusedIsAConnectFailure(transport: Transport) async throws {
         let refusing = try LocalNetwork.refusingPort()
         defer { withExtendedLifetime(refusing) {} }
         let port = refusing.port
         let client = try client()
-        let error = try #require(await headError(client, HTTPClientRequest(url: "http://127.0.0.1:\(port)/x")))
+        let error = try #require(
+            await headError(client, request(URL(string: "http://127.0.0.1:\(port)/x")!, transport)))
         #expect(error.kind == .connectFailed)
         #expect(HTTPClientRetryPolicy.isRetryable(error))
+        expectCarried(client, by: transport)
         await client.shutdown()
     }
 
-    @Test func anEmptyReplyIsReported() async throws {
+    @Test(arguments: Transport.allCases) func anEmptyReplyIsReported(transport: Transport) async throws {
         let responder = try ScriptedTCPResponder(steps: [.readRequestHead, .close])
         let client = try client()
-        let error = try #require(await headError(client, HTTPClientRequest(url: responder.url("x"))))
+        let error = try #require(await headError(client, request(responder.url("x"), transport)))
         #expect(error.kind == .emptyResponse)
+        expectCarried(client, by: transport)
         await client.shutdown()
         await responder.stop()
     }
