@@ -213,7 +213,7 @@ public final class Nginx: Sendable {
                     text/html html;
                 }
                 default_type application/octet-stream;
-                log_format streamkit '$request_method $request_uri $status $body_bytes_sent "$http_range" "$request_completion"';
+                log_format streamkit '$request_method $request_uri $status $body_bytes_sent "$http_range" "$request_completion" $msec $request_time';
                 access_log \(directory.path)/access.log streamkit;
                 client_body_temp_path \(directory.path)/temp/body;
                 proxy_temp_path \(directory.path)/temp/proxy;
@@ -296,9 +296,13 @@ public struct AccessLogEntry: Sendable, Equatable {
     public let range: String?
     /// Whether the whole response was sent (`$request_completion` was `OK`).
     public let completed: Bool
+    /// When nginx read the request's first bytes, in seconds since 1970 (`$msec` less
+    /// `$request_time`, to the millisecond): what tells a request a killed client had in flight,
+    /// logged only once nginx noticed, from the next client's.
+    public let started: Double?
 
     init?(line: Substring) {
-        // GET /a.ts 206 1000 "bytes=0-999" "OK"
+        // GET /a.ts 206 1000 "bytes=0-999" "OK" 1764486000.123 0.250
         let quoted = line.split(separator: "\"", omittingEmptySubsequences: false)
         guard quoted.count >= 5 else { return nil }
         let head = quoted[0].split(separator: " ")
@@ -309,5 +313,11 @@ public struct AccessLogEntry: Sendable, Equatable {
         bytesSent = bytes
         range = quoted[1] == "-" || quoted[1].isEmpty ? nil : String(quoted[1])
         completed = quoted[3] == "OK"
+        let times = quoted.count > 4 ? quoted[4].split(separator: " ") : []
+        if times.count >= 2, let end = Double(times[0]), let duration = Double(times[1]) {
+            started = end - duration
+        } else {
+            started = nil
+        }
     }
 }

@@ -38,7 +38,7 @@ import Glibc
         let id = HLSDownloadJob.packageID(source: url, selection: HLSSelection(), decrypt: false)
         let video = home.appendingPathComponent("library/\(id)/video")
         var generator = SplitMix64(seed: UInt64(UInt32(truncatingIfNeeded: getpid())))
-        var kills: [(logCount: Int, done: Set<String>, partial: [String: Int64])] = []
+        var kills: [(logCount: Int, killedAt: Double, done: Set<String>, partial: [String: Int64])] = []
         for round in 0..<10 {
             let process = try ChildProcess(
                 executable: Self.streamkit(), arguments: ["download", url, "--home", home.path, "--json"],
@@ -46,6 +46,7 @@ import Glibc
             try await Task.sleep(for: .milliseconds(Int64.random(in: 400...1_400, using: &generator)))
             process.signal(SIGKILL)
             #expect(try await process.wait(timeout: .seconds(20)) == 128 + SIGKILL, "round \(round) ended by itself")
+            let killedAt = Date().timeIntervalSince1970
             let names = (try? FileManager.default.contentsOfDirectory(atPath: video.path)) ?? []
             let done = Set(names.filter { $0.hasSuffix(".ts") && !$0.contains("streamkit") })
             // Segments with bytes on disk under their partial name: the next run must resume them.
@@ -56,7 +57,7 @@ import Glibc
                         atPath: video.appendingPathComponent(name).path)[.size] as? NSNumber)?.int64Value ?? 0
                 if size > 0 { partial[String(name.dropLast(".streamkit-partial".count))] = size }
             }
-            kills.append((nginx.accessLog.count, done, partial))
+            kills.append((nginx.accessLog.count, killedAt, done, partial))
         }
         let doneAtLastKill = kills.last?.done.count ?? 0
         #expect(doneAtLastKill > 20 && doneAtLastKill < 300, "\(doneAtLastKill) segments in place after 10 kills")
@@ -95,8 +96,12 @@ import Glibc
         var restarted: [String] = []
         for kill in kills {
             for (name, size) in kill.partial {
+                // nginx logs a request the killed process had in flight only once it notices the
+                // closed connection, which may be after the kill: the next run's requests started
+                // after the kill.
                 let next = log.dropFirst(kill.logCount).first {
                     $0.method == "GET" && Self.localName(ofOrigin: Substring($0.uri)) == name
+                        && ($0.started ?? 0) > kill.killedAt
                 }
                 if let next, next.status != 206 || next.range != "bytes=\(size)-" {
                     restarted.append("\(name) (\(size) bytes on disk): \(next.status) \(next.range ?? "-")")

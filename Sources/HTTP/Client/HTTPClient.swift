@@ -55,7 +55,7 @@ public final class HTTPClient: Sendable {
 
     deinit {
         #if canImport(Glibc)
-        plain?.shutdown()
+        plain?.requestShutdown()
         #endif
         backend.requestShutdown()
     }
@@ -63,7 +63,7 @@ public final class HTTPClient: Sendable {
     /// Cancels every transfer and stops the client's I/O; requests made afterwards fail.
     public func shutdown() async {
         #if canImport(Glibc)
-        plain?.shutdown()
+        await plain?.shutdown()
         #endif
         await backend.shutdown()
     }

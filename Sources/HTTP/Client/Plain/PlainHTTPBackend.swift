@@ -32,6 +32,8 @@ final class PlainHTTPBackend: TransferController, Sendable {
         var origins: [PlainHTTPTarget.Origin: OriginState] = [:]
         var transfers: [Int: PlainHTTPTransfer] = [:]
         var closed = false
+        /// Callers of ``shutdown()`` waiting for the last transfer to end.
+        var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     let configuration: HTTPClientConfiguration
@@ -202,16 +204,35 @@ final class PlainHTTPBackend: TransferController, Sendable {
 
     /// Transfer `id` ended; its thread is done with everything but returning.
     func transferEnded(_ id: Int) {
-        state.withLock { $0.transfers[id] = nil }
         statisticsState.withLock {
             $0.transfersFinished += 1
             $0.activeTransfers -= 1
         }
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.transfers[id] = nil
+            guard state.transfers.isEmpty else { return [] }
+            defer { state.shutdownWaiters = [] }
+            return state.shutdownWaiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
-    /// Cancels every transfer and closes the idle connections; requests made afterwards go to
-    /// libcurl's backend, which has shut down too.
-    func shutdown() {
+    /// Cancels every transfer, closes the idle connections, and waits until every transfer ended.
+    func shutdown() async {
+        requestShutdown()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state in
+                if state.transfers.isEmpty { return true }
+                state.shutdownWaiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// Cancels every transfer and closes the idle connections, without waiting; requests made
+    /// afterwards fail.
+    func requestShutdown() {
         let (transfers, idle, waiters) = state.withLock { state in
             state.closed = true
             let transfers = Array(state.transfers.values)
