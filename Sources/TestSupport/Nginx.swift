@@ -158,6 +158,10 @@ public final class Nginx: Sendable {
             }
             var ready = await LocalNetwork.waitUntilListening(port: port, process: process)
             if ready, let rtmpPort { ready = await LocalNetwork.waitUntilListening(port: rtmpPort, process: process) }
+            // Another test's server may hold a port that was free when this one picked it: then
+            // something listens there, but not this nginx, which fails to bind and exits. nginx
+            // writes its pid file only once it bound every port.
+            if ready { ready = await hasWrittenPIDFile(process, in: directory) }
             if ready { return Nginx(process: process, port: port, rtmpPort: rtmpPort, directory: directory) }
             await process.stop()
             lastError = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
@@ -165,6 +169,20 @@ public final class Nginx: Sendable {
             if !lastError.contains("Address already in use") { break }
         }
         throw TestSupportError("nginx did not start:\n\(lastError.suffix(2_000))")
+    }
+
+    /// Waits until nginx wrote its own pid into its pid file (it does once its ports are bound),
+    /// or exits, or 10 s pass.
+    private static func hasWrittenPIDFile(_ process: ChildProcess, in directory: URL) async -> Bool {
+        let path = directory.appendingPathComponent("nginx.pid").path
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            if Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) == process.pid { return true }
+            if !process.isRunning { return false }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return false
     }
 
     /// Makes the server's folder and configuration on free ports and starts nginx on them.

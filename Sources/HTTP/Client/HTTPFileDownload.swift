@@ -307,8 +307,10 @@ private struct FileDownloadRunner {
             }
         }
         report(force: true)
-        // The finished file keeps none of our bookkeeping, but its ETag when asked.
-        ResumeRecordAttribute.remove(descriptor: descriptor)
+        // The finished file keeps its ETag when asked, and none of our bookkeeping. The resume
+        // record goes only once the file has its name: a process killed before the rename
+        // leaves a complete partial file with its record, which the next run finds complete (a
+        // 416 at its length), not one without, which it would fetch again whole.
         if options.recordsEntityTag, case .entityTag(let tag) = machine.validator {
             _ = FileEntityTagAttribute.set(tag, descriptor: descriptor)
         }
@@ -316,6 +318,7 @@ private struct FileDownloadRunner {
             let failure = SystemError.current("rename", subject: destination.path)
             throw HTTPClientError(.fileWriteFailed, url: request.url, detail: "\(failure)")
         }
+        ResumeRecordAttribute.remove(descriptor: descriptor)
         if recordFile { unlink(recordPath.path) }
         return HTTPFileDownloadResult(
             destination: destination, finalURL: finalURL, byteCount: machine.offset, resumedFrom: machine.resumedFrom,
