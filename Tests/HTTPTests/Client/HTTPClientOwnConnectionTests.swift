@@ -149,6 +149,30 @@ import Glibc
         await fixture.nginx.stop()
     }
 
+    /// A request waiting for a connection slot to the host fails after its idle timeout, as one
+    /// queued inside libcurl does.
+    @Test func waitingForAConnectionSlotEndsAtTheIdleTimeout() async throws {
+        let responder = try ScriptedTCPResponder(steps: [
+            .readRequestHead,
+            .send(ScriptedTCPResponder.httpResponse(status: 200, headers: [("Content-Length", "1000")], body: [1])),
+            .stall,
+        ])
+        let client = try HTTPClient(
+            configuration: HTTPClientConfiguration(
+                timeouts: HTTPClientTimeouts(connect: .seconds(5), idle: .milliseconds(300)),
+                maximumConnectionsPerHost: 1))
+        var request = HTTPClientRequest(url: responder.url("x").absoluteString)
+        request.bodyIsWrittenToFile = true
+        let holding = try await client.execute(request)  // holds the one slot, its body unread
+        let started = ContinuousClock.now
+        let error = await #expect(throws: HTTPClientError.self) { try await client.execute(request) }
+        #expect(error?.kind == .idleTimeout)
+        #expect(ContinuousClock.now - started < .seconds(20))
+        holding.body.cancel()
+        await client.shutdown()
+        await responder.stop()
+    }
+
     @Test func shutdownStopsATransferWaitingForBytes() async throws {
         let responder = try ScriptedTCPResponder(steps: [
             .readRequestHead,
@@ -251,6 +275,49 @@ import Glibc
         #expect(response.head.redirectCount == 1)
         #expect(try await response.body.collect(upTo: 100) == Self.body)
         #expect(responder.connectionCount == 3)
+        await client.shutdown()
+        await responder.stop()
+    }
+
+    /// An origin that redirected once is left to libcurl: its next request costs one request,
+    /// not two.
+    @Test func anOriginThatRedirectedGoesToLibcurlDirectly() async throws {
+        // Connection 0 is the client's own; libcurl keeps its connection for the rest.
+        let responder = try ScriptedTCPResponder { index in
+            [.readRequestHead]
+                + Array(
+                    repeating: [
+                        ScriptedTCPResponder.Step.send(
+                            ScriptedTCPResponder.httpResponse(
+                                status: 302, reason: "Found",
+                                headers: [("Location", "/there"), ("Content-Length", "0")]
+                            )),
+                        .readRequestHead,
+                        .send(
+                            ScriptedTCPResponder.httpResponse(
+                                status: 200, headers: [("Content-Length", "10")], body: Self.body)),
+                        .readRequestHead,
+                    ], count: index == 0 ? 0 : 2
+                ).flatMap { $0 }
+                + [
+                    index == 0
+                        ? .send(
+                            ScriptedTCPResponder.httpResponse(
+                                status: 302, reason: "Found",
+                                headers: [("Location", "/there"), ("Content-Length", "0")]
+                            )) : .close,
+                    .close,
+                ]
+        }
+        let client = try HTTPClient()
+        for _ in 0..<2 {
+            let response = try await client.execute(request(responder.url("here")))
+            #expect(try await response.body.collect(upTo: 100) == Self.body)
+        }
+        // One connection of ours, one of libcurl's for both requests and their hops.
+        #expect(responder.connectionCount == 2)
+        #expect(client.statistics.ownConnectionTransfers == 0)
+        #expect(responder.requests.count == 5)
         await client.shutdown()
         await responder.stop()
     }

@@ -199,15 +199,19 @@ import Testing
     /// process-wide figures are checked by `BenchHTTPLeakTests` in a child process.
     /// The socket count the leak check relies on sees a connection in flight (so it can fail).
     @Test func theSocketCountSeesAConnectionInFlight() async throws {
-        let responder = try ScriptedTCPResponder { _ in [.readRequestHead, .sleep(.seconds(3)), .close] }
+        // The server holds the request until the test is done: on a loaded machine the client's
+        // connection may come up seconds late (a 3 s window once closed before it was looked at).
+        let responder = try ScriptedTCPResponder { _ in [.readRequestHead, .stall] }
         let client = try HTTPClient()
         let task = Task { await Self.fail(client, responder.url("x").absoluteString) }
         var seen = 0
-        for _ in 0..<60 where seen == 0 {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while seen == 0 && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
             seen = Self.clientSockets(connectedTo: [responder.port])
         }
         #expect(seen == 1)
+        task.cancel()
         _ = await task.value
         await client.shutdown()
         await responder.stop()

@@ -24,9 +24,16 @@ import Synchronization
 final class PlainHTTPBackend: TransferController, Sendable {
     private struct OriginState {
         var active = 0
-        var idle: [Int32] = []
+        /// Kept connections, with when each was put back.
+        var idle: [(connection: Int32, since: ContinuousClock.Instant)] = []
         var waiters: [(id: Int, continuation: CheckedContinuation<Void, any Error>)] = []
+        /// The origin answered with a redirect or a body framing this path does not read: its
+        /// requests go to libcurl from then on (not two requests each).
+        var handsToLibcurl = false
     }
+
+    /// How long a kept connection may wait for its next request (libcurl's default maximum age).
+    static let idleConnectionLifetime = Duration.seconds(118)
 
     private struct State {
         var origins: [PlainHTTPTarget.Origin: OriginState] = [:]
@@ -59,9 +66,11 @@ final class PlainHTTPBackend: TransferController, Sendable {
     func target(for request: HTTPClientRequest) -> PlainHTTPTarget? {
         guard request.bodyIsWrittenToFile, request.maximumReceiveRate == nil,
             configuration.globalReceiveRate == nil,
-            configuration.proxy.resolve(for: request.url, environment: configuration.environment).proxy == nil
+            configuration.proxy.resolve(for: request.url, environment: configuration.environment).proxy == nil,
+            let target = PlainHTTPTarget(request: request, userAgent: configuration.userAgent)
         else { return nil }
-        return PlainHTTPTarget(request: request, userAgent: configuration.userAgent)
+        guard state.withLock({ $0.origins[target.origin]?.handsToLibcurl }) != true else { return nil }
+        return target
     }
 
     /// Sends `request` to `target` and returns at the final head, or `nil` when the response is
@@ -69,7 +78,7 @@ final class PlainHTTPBackend: TransferController, Sendable {
     func execute(
         _ request: HTTPClientRequest, target: PlainHTTPTarget, id: Int, bodyBufferLimit: Int
     ) async throws -> HTTPClientResponse? {
-        try await acquire(target.origin, id: id, url: request.url)
+        try await acquire(target.origin, id: id, request: request)
         guard
             let transfer = PlainHTTPTransfer(
                 id: id, request: request, target: target, configuration: configuration,
@@ -116,8 +125,12 @@ final class PlainHTTPBackend: TransferController, Sendable {
     // MARK: Connections
 
     /// Waits until fewer than the per-host limit of connections to `origin` are in use, and
-    /// takes one of them.
-    private func acquire(_ origin: PlainHTTPTarget.Origin, id: Int, url: String) async throws {
+    /// takes one of them. A request waits at most its idle timeout, as one queued in libcurl does.
+    private func acquire(_ origin: PlainHTTPTarget.Origin, id: Int, request: HTTPClientRequest) async throws {
+        let url = request.url
+        let idle = (request.timeouts ?? configuration.timeouts).idle
+        var timer: Task<Void, Never>?
+        defer { timer?.cancel() }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let outcome: Result<Void, HTTPClientError>? = state.withLock { state in
@@ -134,19 +147,33 @@ final class PlainHTTPBackend: TransferController, Sendable {
                     entry.waiters.append((id, continuation))
                     return nil
                 }
-                if let outcome { continuation.resume(with: outcome) }
+                if let outcome {
+                    continuation.resume(with: outcome)
+                } else if let idle {
+                    timer = Task { [weak self] in
+                        guard (try? await Task.sleep(for: idle)) != nil else { return }
+                        self?.dropWaiter(
+                            id, of: origin,
+                            failing: HTTPClientError(
+                                .idleTimeout, url: url, detail: "no connection to the host came free in \(idle)"))
+                    }
+                }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
-                guard var entry = state.origins[origin],
-                    let index = entry.waiters.firstIndex(where: { $0.id == id })
-                else { return nil }
-                let waiter = entry.waiters.remove(at: index).continuation
-                state.origins[origin] = entry
-                return waiter
-            }
-            waiter?.resume(throwing: HTTPClientError(.cancelled, url: url, detail: "cancelled"))
+            dropWaiter(id, of: origin, failing: HTTPClientError(.cancelled, url: url, detail: "cancelled"))
         }
+    }
+
+    /// Fails waiter `id` of `origin` with `error`, if it still waits.
+    private func dropWaiter(_ id: Int, of origin: PlainHTTPTarget.Origin, failing error: HTTPClientError) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            guard var entry = state.origins[origin], let index = entry.waiters.firstIndex(where: { $0.id == id })
+            else { return nil }
+            let waiter = entry.waiters.remove(at: index).continuation
+            state.origins[origin] = entry
+            return waiter
+        }
+        waiter?.resume(throwing: error)
     }
 
     /// Gives back a connection slot of `origin`, with the connection when it can carry another
@@ -161,7 +188,7 @@ final class PlainHTTPBackend: TransferController, Sendable {
                 if state.closed || entry.idle.count >= max(1, configuration.maximumConnectionsPerHost) {
                     surplus = connection
                 } else {
-                    entry.idle.append(connection)
+                    entry.idle.append((connection, .now))
                 }
             }
             if !entry.waiters.isEmpty { return (entry.waiters.removeFirst().continuation, surplus) }
@@ -174,13 +201,18 @@ final class PlainHTTPBackend: TransferController, Sendable {
 
     /// An idle connection to `origin` the server has not closed, if there is one.
     func idleConnection(to origin: PlainHTTPTarget.Origin) -> Int32? {
-        while let connection = state.withLock({ $0.origins[origin]?.idle.popLast() }) {
+        while let (connection, since) = state.withLock({ $0.origins[origin]?.idle.popLast() }) {
             // Readable while idle means closed by the server (or a stray byte): not reusable.
             var entry = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
-            if poll(&entry, 1, 0) == 0 { return connection }
+            if since.duration(to: .now) < Self.idleConnectionLifetime, poll(&entry, 1, 0) == 0 { return connection }
             close(connection)
         }
         return nil
+    }
+
+    /// `origin` answered with what only libcurl reads: its later requests go there directly.
+    func handsToLibcurl(_ origin: PlainHTTPTarget.Origin) {
+        state.withLock { $0.origins[origin, default: OriginState()].handsToLibcurl = true }
     }
 
     /// A transfer opened a connection.
@@ -193,20 +225,22 @@ final class PlainHTTPBackend: TransferController, Sendable {
         statisticsState.withLock { $0.bodyPauses += 1 }
     }
 
-    /// A transfer spliced `count` body bytes into a file.
-    func spliced(_ count: Int) {
-        statisticsState.withLock { $0.bytesSpliced += Int64(count) }
-    }
-
     func transferObjectCreated() { liveTransfers.add(1, ordering: .relaxed) }
 
     func transferObjectDestroyed() { liveTransfers.subtract(1, ordering: .relaxed) }
 
-    /// Transfer `id` ended; its thread is done with everything but returning.
-    func transferEnded(_ id: Int) {
+    /// Transfer `id` ended, having spliced `splicedBytes` into a file; one handed to libcurl
+    /// counts as libcurl's transfer alone.
+    func transferEnded(_ id: Int, splicedBytes: Int, handedToLibcurl: Bool) {
         statisticsState.withLock {
-            $0.transfersFinished += 1
             $0.activeTransfers -= 1
+            $0.bytesSpliced += Int64(splicedBytes)
+            if handedToLibcurl {
+                $0.transfersStarted -= 1
+                $0.ownConnectionTransfers -= 1
+            } else {
+                $0.transfersFinished += 1
+            }
         }
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.transfers[id] = nil
@@ -236,7 +270,7 @@ final class PlainHTTPBackend: TransferController, Sendable {
         let (transfers, idle, waiters) = state.withLock { state in
             state.closed = true
             let transfers = Array(state.transfers.values)
-            let idle = state.origins.values.flatMap(\.idle)
+            let idle = state.origins.values.flatMap { $0.idle.map(\.connection) }
             let waiters = state.origins.values.flatMap { $0.waiters.map(\.continuation) }
             for key in state.origins.keys {
                 state.origins[key]?.idle = []

@@ -38,7 +38,7 @@ struct PlainHTTPTarget: Hashable, Sendable {
         if path.isEmpty { path = "/" }
         if let query = components.percentEncodedQuery { path += "?" + query }
         guard path.utf8.allSatisfy({ $0 > 32 && $0 < 127 }) else { return nil }
-        let hostField = (host.contains(":") ? "[\(host)]" : host) + (components.port.map { ":\($0)" } ?? "")
+        let hostField = (host.contains(":") ? "[\(host)]" : host) + (port == 80 ? "" : ":\(port)")
 
         var text = "GET \(path) HTTP/1.1\r\n"
         func add(_ name: String, _ value: String) {

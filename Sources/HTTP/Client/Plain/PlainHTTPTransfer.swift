@@ -115,35 +115,43 @@ final class PlainHTTPTransfer: @unchecked Sendable {
 
     private func run() {
         var reusable = false
+        var outcome: HTTPClientTransferStateMachine.EndAction?
         do {
             let leftover = try exchange()
             reusable = try readBody(startingWith: leftover)
-            end(machine.completed(failure: nil, url: { self.request.url }))
+            outcome = machine.completed(failure: nil, url: { self.request.url })
         } catch Detour.handToLibcurl {
-            headContinuation.take()?.resume(returning: nil)
-            channel.finish(.cancelled)
+            backend.handsToLibcurl(target.origin)
+            outcome = nil
         } catch {
             let failure = error as? HTTPClientError ?? HTTPClientError(.transportFailure, detail: "\(error)")
             switch failure.kind {
             case .cancelled, .idleTimeout, .totalTimeout:
-                end(machine.cancel(failure.with(url: request.url)))
+                outcome = machine.cancel(failure.with(url: request.url))
             default:
-                end(machine.completed(failure: failure.with(url: request.url), url: { self.request.url }))
+                outcome = machine.completed(failure: failure.with(url: request.url), url: { self.request.url })
             }
         }
+        // Everything this transfer holds goes back before its reader hears of the end, as over
+        // libcurl: the next request finds the kept connection, and the counters are final.
         if let pipe {
             close(pipe.read)
             close(pipe.write)
         }
-        if splicedTotal > 0 { backend.spliced(splicedTotal) }
+        channel.releaseDirectWrite()
         var kept: Int32?
         if connection >= 0 {
             if reusable { kept = connection } else { close(connection) }
             connection = -1
         }
-        channel.releaseDirectWrite()
-        backend.transferEnded(id)
         backend.release(target.origin, connection: kept)
+        backend.transferEnded(id, splicedBytes: splicedTotal, handedToLibcurl: outcome == nil)
+        if let outcome {
+            end(outcome)
+        } else {
+            headContinuation.take()?.resume(returning: nil)
+            channel.finish(.cancelled)
+        }
     }
 
     private func end(_ action: HTTPClientTransferStateMachine.EndAction) {
@@ -206,11 +214,14 @@ final class PlainHTTPTransfer: @unchecked Sendable {
                 detail: "could not resolve host \(origin.host): \(String(cString: gai_strerror(status)))")
         }
         defer { freeaddrinfo(list) }
-        let deadline = earliest(.now + timeouts.connect, totalDeadline)
+        let deadline = earliest(.now + timeouts.connect, totalDeadline) ?? .now + timeouts.connect
         var failure = ECONNREFUSED
         var entry: UnsafeMutablePointer<addrinfo>? = list
         while let address = entry {
             entry = address.pointee.ai_next
+            // An address that does not answer within a second gives way to the next one (an
+            // IPv6 route that drops packets, say); the last one has what is left.
+            let attemptDeadline = entry == nil ? deadline : min(deadline, .now + .seconds(1))
             let socket = Glibc.socket(
                 address.pointee.ai_family,
                 Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -221,7 +232,11 @@ final class PlainHTTPTransfer: @unchecked Sendable {
             if Glibc.connect(socket, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 || errno == EINPROGRESS {
                 let outcome: WaitResult
                 do {
-                    outcome = try wait(for: socket, events: Int16(POLLOUT), until: deadline)
+                    outcome = try wait(for: socket, events: Int16(POLLOUT), until: attemptDeadline)
+                } catch let error as HTTPClientError where error.kind == .totalTimeout {
+                    // Not connected yet: a connect timeout, as libcurl reports it.
+                    close(socket)
+                    throw connectTimeout()
                 } catch {
                     close(socket)
                     throw error
@@ -233,15 +248,19 @@ final class PlainHTTPTransfer: @unchecked Sendable {
                     getsockopt(socket, SOL_SOCKET, SO_ERROR, &error, &length)
                     if error == 0 {
                         var one: Int32 = 1
-                        setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                        let size = socklen_t(MemoryLayout<Int32>.size)
+                        setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, size)
+                        setsockopt(socket, SOL_SOCKET, SO_KEEPALIVE, &one, size)  // as libcurl's
                         return socket
                     }
                     failure = error
                 case .timedOut:
                     close(socket)
-                    throw HTTPClientError(
-                        .connectTimeout, url: request.url,
-                        detail: "connection to \(origin.host) port \(origin.port) timed out after \(timeouts.connect)")
+                    if entry != nil, ContinuousClock.now < deadline {
+                        failure = ETIMEDOUT
+                        continue
+                    }
+                    throw connectTimeout()
                 case .woken:
                     break  // not returned while a socket is waited for
                 }
@@ -253,6 +272,13 @@ final class PlainHTTPTransfer: @unchecked Sendable {
         throw HTTPClientError(
             .connectFailed, url: request.url,
             detail: "failed to connect to \(origin.host) port \(origin.port): \(String(cString: strerror(failure)))")
+    }
+
+    private func connectTimeout() -> HTTPClientError {
+        HTTPClientError(
+            .connectTimeout, url: request.url,
+            detail: "connection to \(target.origin.host) port \(target.origin.port) timed out after \(timeouts.connect)"
+        )
     }
 
     private func send(_ bytes: [UInt8], reused: Bool) throws {
@@ -347,6 +373,7 @@ final class PlainHTTPTransfer: @unchecked Sendable {
     private func begin(_ head: HTTPClientResponseHead, leftover: [UInt8]) throws {
         if head.headers["Transfer-Encoding"] != nil || (head.isContentEncoded && request.decodesContent)
             || (head.headers["Content-Length"] != nil && head.contentLength == nil)
+            || Set(head.headers.values("Content-Length")).count > 1
         {
             throw Detour.handToLibcurl
         }
@@ -379,6 +406,9 @@ final class PlainHTTPTransfer: @unchecked Sendable {
         var held: [UInt8]?
         // Bytes the channel refused while full are held, and offered again once it has room.
         while held != nil || length.map({ received < $0 }) ?? true {
+            // A socket that never runs dry never makes `wait` look: cancellation and the total
+            // deadline are checked at every step too.
+            try checkStop()
             try waitWhilePaused()
             if let bytes = held {
                 held = nil
@@ -576,6 +606,12 @@ final class PlainHTTPTransfer: @unchecked Sendable {
             if socket != nil, entries[1].revents != 0 { return .ready }
             if result == 0, let deadline { return try timedOut(deadline) }
         }
+    }
+
+    /// Throws the cancellation asked for, or the total timeout once it passed.
+    private func checkStop() throws {
+        if let cancellation = control.withLock({ $0.cancellation }) { throw cancellation }
+        if let totalDeadline, ContinuousClock.now >= totalDeadline { throw totalTimeout() }
     }
 
     /// The deadline the body (or head) waits against: the idle one, or the total one.
