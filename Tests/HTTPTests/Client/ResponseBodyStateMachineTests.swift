@@ -166,4 +166,50 @@ import Testing
         _ = failed.finish(.cancelled)
         #expect(failed.startDirectWrite(descriptor: 3, offset: 0) == .fail(.cancelled))
     }
+
+    // MARK: A producer held until asked, that moves bytes into the file itself (splice)
+
+    @Test func aHeldProducerIsResumedByTheFirstRead() {
+        var machine = ResponseBodyStateMachine(highWater: 100)
+        #expect(receive(10, &machine) == .accepted)  // bytes that came with the head
+        machine.holdUntilAsked()
+        #expect(machine.isProducerPaused)
+        #expect(receive(10, &machine) == .pause)  // nothing more until the consumer asks
+        #expect(machine.next() == .deliver(bytes(10), resumeProducer: true))
+        #expect(!machine.isProducerPaused)
+
+        var empty = ResponseBodyStateMachine(highWater: 100)
+        empty.holdUntilAsked()
+        #expect(empty.next() == .deliver(.chunk([]), resumeProducer: true))
+        #expect(empty.next() == .wait)
+    }
+
+    @Test func aHeldProducerHandedAFileMovesBytesIntoItAtTheOffset() {
+        var machine = ResponseBodyStateMachine(highWater: 100)
+        #expect(receive(10, &machine) == .accepted)
+        machine.holdUntilAsked()
+        #expect(machine.directWriteTarget == nil)
+        #expect(machine.startDirectWrite(descriptor: 9, offset: 500) == .writeFirst([UInt8](repeating: 7, count: 10)))
+        #expect(machine.startDirectWrite(descriptor: 9, offset: 510) == .started(resumeProducer: true))
+        #expect(machine.directWriteTarget?.descriptor == 9 && machine.directWriteTarget?.offset == 510)
+        machine.movedDirectly(1000)
+        #expect(machine.directWriteTarget?.offset == 1510)
+        #expect(machine.next() == .deliver(.written(1000), resumeProducer: false))
+        machine.movedDirectly(24)
+        #expect(machine.finish(nil) == .none)
+        #expect(machine.next() == .deliver(.written(1024), resumeProducer: false))
+        #expect(machine.next() == .deliver(.end, resumeProducer: false))
+        #expect(machine.directWriteTarget == nil)
+    }
+
+    @Test func aGoneConsumerTakesTheFileAwayFromTheProducer() {
+        var machine = ResponseBodyStateMachine(highWater: 100)
+        machine.holdUntilAsked()
+        #expect(machine.startDirectWrite(descriptor: 9, offset: 0) == .started(resumeProducer: true))
+        #expect(machine.directWriteTarget != nil)
+        let (cancel, _) = machine.consumerCancelled()
+        #expect(cancel)
+        #expect(machine.directWriteTarget == nil)
+        #expect(receive(10, &machine) == .abort)
+    }
 }
