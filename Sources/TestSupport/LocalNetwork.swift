@@ -13,21 +13,8 @@ public enum LocalNetwork {
     ///
     /// A server given this port may still lose a race for it; launchers retry on "address in use".
     public static func freePort() throws -> UInt16 {
-        let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socketDescriptor >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
-        defer { close(socketDescriptor) }
-        var address = loopbackAddress(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0 else { throw TestSupportError("bind: \(String(cString: strerror(errno)))") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketDescriptor, $0, &length) }
-        }
-        return UInt16(bigEndian: address.sin_port)
+        // Bound by a socket that never listens, and released when it goes.
+        try refusingPort().port
     }
 
     /// A port on 127.0.0.1 that refuses connections for as long as the returned value lives: bound

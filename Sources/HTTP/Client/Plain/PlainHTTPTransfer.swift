@@ -334,8 +334,9 @@ final class PlainHTTPTransfer: @unchecked Sendable {
                 let now = ContinuousClock.now
                 switch machine.headerLine(line, now: now, url: { self.request.url }) {
                 case .deliverHead(let head):
-                    try begin(head, leftover: Array(pending[start...]))
-                    return Array(pending[start...])
+                    let leftover = Array(pending[start...])
+                    try begin(head, leftover: leftover)
+                    return leftover
                 case .abort(let error):
                     throw error
                 case .none:
@@ -351,8 +352,9 @@ final class PlainHTTPTransfer: @unchecked Sendable {
                     }
                     switch machine.bodyWillArrive(now: now, url: { self.request.url }) {
                     case .deliverHeadThenAccept(let head):
-                        try begin(head, leftover: Array(pending[start...]))
-                        return Array(pending[start...])
+                        let leftover = Array(pending[start...])
+                        try begin(head, leftover: leftover)
+                        return leftover
                     case .abort(let error):
                         throw error
                     case .accept:
@@ -588,7 +590,7 @@ final class PlainHTTPTransfer: @unchecked Sendable {
         var entries = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
         if let socket { entries.append(pollfd(fd: socket, events: events, revents: 0)) }
         while true {
-            if let cancellation = control.withLock({ $0.cancellation }) { throw cancellation }
+            try checkCancellation()
             var timeout: Int32 = -1
             if let deadline {
                 let left = ContinuousClock.now.duration(to: deadline)
@@ -597,7 +599,7 @@ final class PlainHTTPTransfer: @unchecked Sendable {
             }
             let result = poll(&entries, nfds_t(entries.count), timeout)
             if result < 0 && errno == EINTR { continue }
-            if let cancellation = control.withLock({ $0.cancellation }) { throw cancellation }
+            try checkCancellation()
             if entries[0].revents != 0 {
                 var count: UInt64 = 0
                 _ = read(wake, &count, 8)
@@ -608,9 +610,14 @@ final class PlainHTTPTransfer: @unchecked Sendable {
         }
     }
 
+    /// Throws the cancellation asked for, if one was.
+    private func checkCancellation() throws {
+        if let cancellation = control.withLock({ $0.cancellation }) { throw cancellation }
+    }
+
     /// Throws the cancellation asked for, or the total timeout once it passed.
     private func checkStop() throws {
-        if let cancellation = control.withLock({ $0.cancellation }) { throw cancellation }
+        try checkCancellation()
         if let totalDeadline, ContinuousClock.now >= totalDeadline { throw totalTimeout() }
     }
 
