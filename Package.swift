@@ -10,77 +10,108 @@ let strictSettings: [SwiftSetting] = [
 /// The C shims exist on Linux only; Apple platforms use CommonCrypto, SQLite3 and URLSession.
 let linuxOnly = TargetDependencyCondition.when(platforms: [.linux])
 
+/// Every library target. Each name starts with `StreamKit`: SwiftPM target names are global in a
+/// package graph, so an app with its own `Core` or `HTTP` target can still depend on StreamKit.
+let libraryTargets = [
+    "StreamKitCore",
+    "StreamKitHTTP",
+    "StreamKitHTTPClient",
+    "StreamKitHTTPServer",
+    "StreamKitHLS",
+    "StreamKitAMF",
+    "StreamKitFLV",
+    "StreamKitRTMP",
+    "StreamKitMediaCache",
+    "StreamKitDownloads",
+    "StreamKitMediaServer",
+    "StreamKitCLI",
+]
+
 let package = Package(
     name: "StreamKit",
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
-        .library(name: "Core", targets: ["Core"]),
-        .library(name: "HTTP", targets: ["HTTP"]),
-        .library(name: "HLS", targets: ["HLS"]),
-        .library(name: "AMF", targets: ["AMF"]),
-        .library(name: "FLV", targets: ["FLV"]),
-        .library(name: "RTMP", targets: ["RTMP"]),
-        .library(name: "MediaCache", targets: ["MediaCache"]),
-        .library(name: "Downloads", targets: ["Downloads"]),
-        .library(name: "MediaServer", targets: ["MediaServer"]),
+        // One dependency line for an app: every library module.
+        .library(name: "StreamKit", targets: libraryTargets),
         .executable(name: "streamkit", targets: ["streamkit"]),
-    ],
+    ] + libraryTargets.map { .library(name: $0, targets: [$0]) },
     targets: [
         // System-library shims (Debian: libcurl4-openssl-dev, libssl-dev, libsqlite3-dev).
         .systemLibrary(
-            name: "CCurl", pkgConfig: "libcurl",
+            name: "CStreamKitCurl", pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
         .systemLibrary(
-            name: "COpenSSL", pkgConfig: "libcrypto",
+            name: "CStreamKitOpenSSL", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl"])]),
         .systemLibrary(
-            name: "CSQLite", pkgConfig: "sqlite3",
+            name: "CStreamKitSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         // Not a library: declarations of epoll, eventfd, accept4 and openat2, which Glibc's module map leaves out.
-        .systemLibrary(name: "CLinuxSystem"),
+        .systemLibrary(name: "CStreamKitLinux"),
 
+        // Bytes, ranges, crypto, SQLite, atomic files, logging: what every other module shares.
         .target(
-            name: "Core",
+            name: "StreamKitCore",
             dependencies: [
-                .target(name: "COpenSSL", condition: linuxOnly),
-                .target(name: "CSQLite", condition: linuxOnly),
+                .target(name: "CStreamKitOpenSSL", condition: linuxOnly),
+                .target(name: "CStreamKitSQLite", condition: linuxOnly),
             ],
             swiftSettings: strictSettings),
+        // HTTP's vocabulary: methods, statuses, headers, dates, entity tags, ranges, file regions.
+        .target(name: "StreamKitHTTP", dependencies: ["StreamKitCore"], swiftSettings: strictSettings),
+        // The client: libcurl, its own HTTP/1.1 connections (Linux), URLSession (Apple), file downloads.
         .target(
-            name: "HTTP",
+            name: "StreamKitHTTPClient",
             dependencies: [
-                "Core", .target(name: "CCurl", condition: linuxOnly),
-                .target(name: "CLinuxSystem", condition: linuxOnly),
+                "StreamKitCore", "StreamKitHTTP",
+                .target(name: "CStreamKitCurl", condition: linuxOnly),
+                .target(name: "CStreamKitLinux", condition: linuxOnly),
+            ],
+            swiftSettings: strictSettings),
+        // The server: epoll event loops, the request parser, routing, static files.
+        .target(
+            name: "StreamKitHTTPServer",
+            dependencies: [
+                "StreamKitCore", "StreamKitHTTP", .target(name: "CStreamKitLinux", condition: linuxOnly),
+            ],
+            swiftSettings: strictSettings),
+        .target(name: "StreamKitHLS", dependencies: ["StreamKitCore"], swiftSettings: strictSettings),
+        // Wire formats and the RTMP client: AMF0/AMF3 values, FLV files, RTMP state machines and the socket edge.
+        .target(name: "StreamKitAMF", dependencies: ["StreamKitCore"], swiftSettings: strictSettings),
+        .target(name: "StreamKitFLV", dependencies: ["StreamKitCore", "StreamKitAMF"], swiftSettings: strictSettings),
+        .target(
+            name: "StreamKitRTMP",
+            dependencies: [
+                "StreamKitCore", "StreamKitAMF", "StreamKitFLV",
+                .target(name: "CStreamKitLinux", condition: linuxOnly),
             ],
             swiftSettings: strictSettings),
         // The byte-range media cache: sparse data files, an SQLite index of cached spans, read-through, eviction.
         .target(
-            name: "MediaCache",
-            dependencies: ["HTTP", "HLS", "Core"],
+            name: "StreamKitMediaCache",
+            dependencies: ["StreamKitCore", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitHLS"],
             swiftSettings: strictSettings),
+        // Download jobs: HLS streams into local packages (segments, keys, maps, byte ranges, live),
+        // files, the persistent queue, export.
         .target(
-            name: "MediaServer",
-            dependencies: ["MediaCache", "HTTP", "HLS", "Core"],
+            name: "StreamKitDownloads",
+            dependencies: ["StreamKitCore", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitHLS"],
             swiftSettings: strictSettings),
-        // Wire formats and the RTMP client: AMF0/AMF3 values, FLV files, RTMP state machines and the socket edge.
-        .target(name: "AMF", dependencies: ["Core"], swiftSettings: strictSettings),
-        .target(name: "FLV", dependencies: ["Core", "AMF"], swiftSettings: strictSettings),
+        // The server on 127.0.0.1: the library, the caching proxy and its playlist rewriting, the page.
         .target(
-            name: "RTMP",
-            dependencies: ["Core", "AMF", "FLV", .target(name: "CLinuxSystem", condition: linuxOnly)],
+            name: "StreamKitMediaServer",
+            dependencies: [
+                "StreamKitCore", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitHTTPServer", "StreamKitHLS",
+                "StreamKitMediaCache",
+            ],
             swiftSettings: strictSettings),
-        .target(
-            name: "HLS",
-            dependencies: ["Core"],
-            swiftSettings: strictSettings),
-        // Download jobs: HLS streams into local packages (segments, keys, maps, byte ranges, live), export.
-        .target(
-            name: "Downloads",
-            dependencies: ["Core", "HTTP", "HLS"],
-            swiftSettings: strictSettings),
+        // The command-line tool's commands and framework, as a library so that tests run them in process.
         .target(
             name: "StreamKitCLI",
-            dependencies: ["Core", "HTTP", "HLS", "RTMP", "FLV", "Downloads", "MediaCache", "MediaServer"],
+            dependencies: [
+                "StreamKitCore", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitHTTPServer", "StreamKitHLS",
+                "StreamKitFLV", "StreamKitRTMP", "StreamKitDownloads", "StreamKitMediaCache", "StreamKitMediaServer",
+            ],
             // The sample stream `streamkit demo` serves (scripts/make-demo-sample.sh).
             resources: [.copy("DemoSample")],
             swiftSettings: strictSettings),
@@ -91,56 +122,92 @@ let package = Package(
 
         // Benchmarks (bench/): the StreamKit side of bench/hls-parse.sh.
         .executableTarget(
-            name: "bench-hls-parse", dependencies: ["HLS"], path: "bench/Sources/bench-hls-parse",
+            name: "bench-hls-parse", dependencies: ["StreamKitHLS"], path: "bench/Sources/bench-hls-parse",
             swiftSettings: strictSettings),
         // Benchmark helper: concurrent downloads and failure loops in a process of their own.
         .executableTarget(
             name: "bench-http",
-            dependencies: ["HTTP", "Core"],
+            dependencies: ["StreamKitHTTPClient", "StreamKitCore"],
             path: "bench/Sources/bench-http",
             swiftSettings: strictSettings),
 
         // Test-only: launchers for real servers (nginx, nginx-rtmp), ffmpeg fixtures, fault responders.
         .target(
-            name: "TestSupport",
-            dependencies: ["Core"],
+            name: "StreamKitTestSupport",
+            dependencies: ["StreamKitCore"],
             swiftSettings: strictSettings),
 
-        .testTarget(name: "CoreTests", dependencies: ["Core", "TestSupport"], swiftSettings: strictSettings),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Core", "TestSupport"], swiftSettings: strictSettings),
-        .testTarget(name: "AMFTests", dependencies: ["AMF", "Core"], swiftSettings: strictSettings),
         .testTarget(
-            name: "FLVTests", dependencies: ["FLV", "AMF", "Core", "TestSupport"], swiftSettings: strictSettings),
-        .testTarget(
-            name: "RTMPTests", dependencies: ["RTMP", "FLV", "AMF", "Core", "TestSupport", "StreamKitCLI"],
+            name: "StreamKitCoreTests", dependencies: ["StreamKitCore", "StreamKitTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "HLSTests", dependencies: ["HLS", "Core", "TestSupport"], exclude: ["Corpus"],
+            name: "StreamKitHTTPTests", dependencies: ["StreamKitHTTP", "StreamKitCore"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "MediaServerTests",
-            dependencies: ["MediaServer", "MediaCache", "HTTP", "HLS", "Core", "TestSupport"],
+            name: "StreamKitHTTPClientTests",
+            dependencies: ["StreamKitHTTPClient", "StreamKitHTTP", "StreamKitCore", "StreamKitTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "MediaCacheTests", dependencies: ["MediaCache", "HTTP", "HLS", "Core", "TestSupport"],
+            name: "StreamKitHTTPServerTests",
+            dependencies: ["StreamKitHTTPServer", "StreamKitHTTP", "StreamKitCore", "StreamKitTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "ShimTests",
+            name: "StreamKitAMFTests", dependencies: ["StreamKitAMF", "StreamKitCore"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "StreamKitFLVTests",
+            dependencies: ["StreamKitFLV", "StreamKitAMF", "StreamKitCore", "StreamKitTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "StreamKitRTMPTests",
             dependencies: [
-                "TestSupport",
-                .target(name: "CCurl", condition: linuxOnly),
-                .target(name: "COpenSSL", condition: linuxOnly),
-                .target(name: "CSQLite", condition: linuxOnly),
+                "StreamKitRTMP", "StreamKitFLV", "StreamKitAMF", "StreamKitCore", "StreamKitTestSupport",
+                "StreamKitCLI",
             ],
             swiftSettings: strictSettings),
-        .testTarget(name: "TestSupportTests", dependencies: ["TestSupport", "Core"], swiftSettings: strictSettings),
         .testTarget(
-            name: "DownloadsTests", dependencies: ["Downloads", "HLS", "HTTP", "MediaServer", "Core", "TestSupport"],
+            name: "StreamKitHLSTests", dependencies: ["StreamKitHLS", "StreamKitCore", "StreamKitTestSupport"],
+            exclude: ["Corpus"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "StreamKitMediaServerTests",
+            dependencies: [
+                "StreamKitMediaServer", "StreamKitMediaCache", "StreamKitHTTP", "StreamKitHTTPClient",
+                "StreamKitHTTPServer", "StreamKitHLS", "StreamKitCore", "StreamKitTestSupport",
+            ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "StreamKitMediaCacheTests",
+            dependencies: [
+                "StreamKitMediaCache", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitHLS", "StreamKitCore",
+                "StreamKitTestSupport",
+            ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "StreamKitShimTests",
+            dependencies: [
+                "StreamKitTestSupport",
+                .target(name: "CStreamKitCurl", condition: linuxOnly),
+                .target(name: "CStreamKitOpenSSL", condition: linuxOnly),
+                .target(name: "CStreamKitSQLite", condition: linuxOnly),
+            ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "StreamKitTestSupportTests", dependencies: ["StreamKitTestSupport", "StreamKitCore"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "StreamKitDownloadsTests",
+            dependencies: [
+                "StreamKitDownloads", "StreamKitHLS", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitMediaServer",
+                "StreamKitCore", "StreamKitTestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "StreamKitCLITests",
             dependencies: [
-                "StreamKitCLI", "Core", "HTTP", "HLS", "Downloads", "MediaCache", "MediaServer", "RTMP", "TestSupport",
+                "StreamKitCLI", "StreamKitCore", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitHLS",
+                "StreamKitDownloads", "StreamKitMediaCache", "StreamKitMediaServer", "StreamKitRTMP",
+                "StreamKitTestSupport",
             ],
             exclude: ["HelpSnapshots"],
             swiftSettings: strictSettings),

@@ -1,7 +1,7 @@
 // Fuzz the AMF0 decoder (and AMF3 behind the avmplus marker) with command and data message bodies.
 // Run: Fuzz/run.sh AMF0Decoder -max_total_time=600
-import AMF
-import Core
+import StreamKitAMF
+import StreamKitCore
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {

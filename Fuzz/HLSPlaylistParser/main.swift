@@ -3,7 +3,7 @@
 // Property: whatever parses (leniently) is written canonically and parses back to an equal model; strict
 // parsing and resolving segments never crash.
 import Foundation
-import HLS
+import StreamKitHLS
 
 private let playlistURL = URL(string: "https://example.com/live/index.m3u8?token=abc&v=1")!
 private let imported = ["base": "https://cdn.example.com", "token": "xyz"]

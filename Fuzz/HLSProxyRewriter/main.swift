@@ -5,8 +5,8 @@
 // through the proxy's routes, carrying the reference resolved against the playlist's URL, so that
 // nothing a player fetches bypasses the cache; rewriting a rewritten playlist changes no segment.
 import Foundation
-import HLS
-import MediaCache
+import StreamKitHLS
+import StreamKitMediaServer
 
 private let playlistURL = "https://cdn.example.com/live/v1/index.m3u8?token=abc"
 private let rewriter = HLSProxyRewriter()

@@ -2,8 +2,9 @@
 // and the header values the client interprets (Content-Length, Content-Range, ETag, dates,
 // Retry-After, If-Range validators, range checks).
 // Run: Fuzz/run.sh HTTPClientResponseHead -max_total_time=600
-import Core
-import HTTP
+import StreamKitCore
+import StreamKitHTTP
+import StreamKitHTTPClient
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {

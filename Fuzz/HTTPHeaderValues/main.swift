@@ -1,7 +1,7 @@
 // Fuzz the HTTP header-value parsers that read bytes from the network.
 // Run: Fuzz/run.sh HTTPHeaderValues -max_total_time=600
-import Core
-import HTTP
+import StreamKitCore
+import StreamKitHTTP
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {

@@ -1,6 +1,6 @@
 // Fuzz the HTTP request parser with any bytes, fed whole and in pieces.
 // Run: Fuzz/run.sh HTTPRequestParser -max_total_time=600
-import HTTP
+import StreamKitHTTPServer
 
 /// What a parse produced: events (adjacent body pieces joined) and the error, if any.
 private struct Outcome: Equatable {

@@ -1,7 +1,7 @@
 // Fuzz the RTMP chunk stream decoder with the bytes a hostile server could send.
 // Run: Fuzz/run.sh RTMPChunkDecoder -max_total_time=600
-import Core
-import RTMP
+import StreamKitCore
+import StreamKitRTMP
 
 private let limits = ChunkDecoder.Limits(
     maximumChunkSize: 1 << 16, maximumMessageLength: 1 << 16, maximumChunkStreams: 8, maximumBufferedBytes: 1 << 18)

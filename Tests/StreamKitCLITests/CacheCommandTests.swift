@@ -1,8 +1,8 @@
-import Core
 import Foundation
-import MediaCache
 import StreamKitCLI
-import TestSupport
+import StreamKitCore
+import StreamKitMediaCache
+import StreamKitTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,7 +1,8 @@
 import Foundation
-import HTTP
 import StreamKitCLI
-import TestSupport
+import StreamKitHTTP
+import StreamKitHTTPClient
+import StreamKitTestSupport
 import Testing
 
 /// `streamkit demo`: the real binary, its sample from the resource bundle beside it.

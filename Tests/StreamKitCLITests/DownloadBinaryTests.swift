@@ -1,7 +1,7 @@
-import Core
 import Foundation
-import HTTP
-import TestSupport
+import StreamKitCore
+import StreamKitHTTPClient
+import StreamKitTestSupport
 import Testing
 
 #if canImport(Glibc)

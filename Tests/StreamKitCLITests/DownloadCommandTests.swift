@@ -1,7 +1,7 @@
-import Core
 import Foundation
-import HTTP
-import TestSupport
+import StreamKitCore
+import StreamKitHTTP
+import StreamKitTestSupport
 import Testing
 
 @testable import StreamKitCLI

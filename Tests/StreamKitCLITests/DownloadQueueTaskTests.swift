@@ -1,11 +1,11 @@
-import Core
-import Downloads
 import Foundation
-import HLS
-import HTTP
-import MediaServer
 import StreamKitCLI
-import TestSupport
+import StreamKitCore
+import StreamKitDownloads
+import StreamKitHLS
+import StreamKitHTTPClient
+import StreamKitMediaServer
+import StreamKitTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,9 +1,9 @@
-import Core
-import Downloads
 import Foundation
-import HLS
-import HTTP
-import TestSupport
+import StreamKitCore
+import StreamKitDownloads
+import StreamKitHLS
+import StreamKitHTTP
+import StreamKitTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,8 +1,9 @@
 import Foundation
-import HTTP
-import MediaServer
 import StreamKitCLI
-import TestSupport
+import StreamKitHTTP
+import StreamKitHTTPClient
+import StreamKitMediaServer
+import StreamKitTestSupport
 import Testing
 
 /// The page at `/` of `streamkit serve`, loaded by a real browser (headless Chromium).

@@ -1,9 +1,9 @@
-import Core
-import Downloads
 import Foundation
-import HLS
 import StreamKitCLI
-import TestSupport
+import StreamKitCore
+import StreamKitDownloads
+import StreamKitHLS
+import StreamKitTestSupport
 import Testing
 
 #if canImport(Glibc)

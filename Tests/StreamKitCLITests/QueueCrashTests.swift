@@ -1,10 +1,10 @@
-import Core
 import Dispatch
-import Downloads
 import Foundation
-import HLS
 import StreamKitCLI
-import TestSupport
+import StreamKitCore
+import StreamKitDownloads
+import StreamKitHLS
+import StreamKitTestSupport
 import Testing
 
 #if canImport(Glibc)

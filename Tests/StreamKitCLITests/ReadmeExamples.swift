@@ -1,13 +1,14 @@
 // The Swift examples of README.md, compiled with the tests so that they stay true to the API.
 // They are never run (they would reach example.com); the same calls are exercised against real
 // servers by the suites of each module.
-import Downloads
 import Foundation
-import HLS
-import HTTP
-import MediaCache
-import MediaServer
-import RTMP
+import StreamKitDownloads
+import StreamKitHLS
+import StreamKitHTTP
+import StreamKitHTTPClient
+import StreamKitMediaCache
+import StreamKitMediaServer
+import StreamKitRTMP
 
 func exampleHLS() async throws {
     let client = try HTTPClient()

@@ -1,6 +1,6 @@
 import Foundation
 import StreamKitCLI
-import TestSupport
+import StreamKitTestSupport
 import Testing
 
 #if canImport(Glibc)

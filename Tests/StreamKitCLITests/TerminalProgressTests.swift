@@ -1,6 +1,6 @@
 import Foundation
 import StreamKitCLI
-import TestSupport
+import StreamKitTestSupport
 import Testing
 
 /// The progress line as people see it: the text, its fit to a terminal's width, and the real

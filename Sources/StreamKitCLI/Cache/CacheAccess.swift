@@ -1,5 +1,5 @@
 import Foundation
-import MediaCache
+import StreamKitMediaCache
 
 /// Opening the media cache of StreamKit's home for a command, with the byte cap `--cache-limit`
 /// sets and the key mode `--cache-key` sets: given, each is remembered (in `cache/limit`,

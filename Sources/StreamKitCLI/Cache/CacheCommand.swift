@@ -1,5 +1,5 @@
 import Foundation
-import MediaCache
+import StreamKitMediaCache
 
 /// `streamkit cache`: inspect, fill and empty the media cache.
 public struct CacheCommand: ParsableCommand {

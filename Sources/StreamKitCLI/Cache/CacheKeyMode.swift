@@ -1,5 +1,5 @@
 import Foundation
-import MediaCache
+import StreamKitMediaCache
 
 /// How the media cache names its entries (`--cache-key`): by the whole URL, or without the query
 /// parameters that token-signed URLs change on every request, so that a stream replayed with a

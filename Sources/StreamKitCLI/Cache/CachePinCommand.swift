@@ -1,5 +1,5 @@
 import Foundation
-import MediaCache
+import StreamKitMediaCache
 
 /// `streamkit cache pin URL` / `cache unpin URL`: keep one URL's cached bytes from eviction.
 public struct CachePinCommand: ParsableCommand {

@@ -1,8 +1,9 @@
-import Core
-import Downloads
 import Foundation
-import HLS
-import HTTP
+import StreamKitCore
+import StreamKitDownloads
+import StreamKitHLS
+import StreamKitHTTP
+import StreamKitHTTPClient
 import Synchronization
 
 /// `streamkit download URL`: an HLS stream into a local package that plays with no network, or a

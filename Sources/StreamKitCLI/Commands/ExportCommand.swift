@@ -1,5 +1,5 @@
-import Downloads
 import Foundation
+import StreamKitDownloads
 
 /// `streamkit export ID-or-DIR OUT.ts|OUT.mp4`: a downloaded package as one file.
 struct ExportCommand: ParsableCommand {

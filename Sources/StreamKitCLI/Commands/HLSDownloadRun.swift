@@ -1,6 +1,7 @@
-import Downloads
 import Foundation
-import HTTP
+import StreamKitDownloads
+import StreamKitHTTP
+import StreamKitHTTPClient
 import Synchronization
 
 /// Runs an HLS download for `streamkit download` and draws it: progress redrawn on a terminal

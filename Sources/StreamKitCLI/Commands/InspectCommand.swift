@@ -1,5 +1,5 @@
 import Foundation
-import HLS
+import StreamKitHLS
 
 /// `streamkit inspect FILE [--json]`: parse a playlist and describe it.
 public struct InspectCommand: ParsableCommand {

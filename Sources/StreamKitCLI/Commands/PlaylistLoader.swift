@@ -1,5 +1,6 @@
 import Foundation
-import HTTP
+import StreamKitHTTP
+import StreamKitHTTPClient
 
 /// A playlist's bytes and where they came from.
 struct LoadedPlaylist: Sendable {

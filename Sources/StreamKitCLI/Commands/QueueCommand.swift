@@ -1,8 +1,9 @@
-import Core
-import Downloads
 import Foundation
-import HLS
-import HTTP
+import StreamKitCore
+import StreamKitDownloads
+import StreamKitHLS
+import StreamKitHTTP
+import StreamKitHTTPClient
 import Synchronization
 
 /// `streamkit queue`: the persistent download queue in $STREAMKIT_HOME.

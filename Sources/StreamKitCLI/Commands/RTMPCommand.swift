@@ -1,7 +1,7 @@
-import Core
-import FLV
 import Foundation
-import RTMP
+import StreamKitCore
+import StreamKitFLV
+import StreamKitRTMP
 
 /// `streamkit rtmp`: record and publish RTMP streams.
 public struct RTMPCommand: ParsableCommand {

@@ -1,5 +1,6 @@
 import Foundation
-import HTTP
+import StreamKitHTTP
+import StreamKitHTTPClient
 
 /// Tells an HLS playlist URL from a progressive file, for `streamkit download`.
 enum SourceProbe {

@@ -1,8 +1,8 @@
-import Downloads
 import Foundation
-import HLS
-import HTTP
-import MediaServer
+import StreamKitDownloads
+import StreamKitHLS
+import StreamKitHTTP
+import StreamKitMediaServer
 
 /// `streamkit demo`: the whole product on this machine, with no network and no arguments.
 struct DemoCommand: ParsableCommand {

@@ -1,10 +1,12 @@
-import Core
-import Downloads
 import Foundation
-import HLS
-import HTTP
-import MediaCache
-import MediaServer
+import StreamKitCore
+import StreamKitDownloads
+import StreamKitHLS
+import StreamKitHTTP
+import StreamKitHTTPClient
+import StreamKitHTTPServer
+import StreamKitMediaCache
+import StreamKitMediaServer
 import Synchronization
 
 /// The steps of `streamkit demo`, each printing what it verified.

@@ -1,7 +1,7 @@
 import Foundation
-import HTTP
-import MediaCache
-import MediaServer
+import StreamKitHTTPServer
+import StreamKitMediaCache
+import StreamKitMediaServer
 
 #if canImport(Glibc)
 import Glibc

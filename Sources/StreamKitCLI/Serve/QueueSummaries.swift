@@ -1,6 +1,6 @@
-import Downloads
 import Foundation
-import MediaServer
+import StreamKitDownloads
+import StreamKitMediaServer
 
 /// The download queue of a StreamKit home as the server's page and `/api/tasks` show it.
 public enum QueueSummaries {

@@ -4,7 +4,7 @@
 //     bench-hls-parse --runs N FILE    also time N parses (and resolving the segments) in process, print JSON
 //     bench-hls-parse --runs N --parse-only FILE   the same without resolving (for profiling)
 import Foundation
-import HLS
+import StreamKitHLS
 
 @main
 enum BenchHLSParse {

@@ -6,9 +6,10 @@
 //                                        (BENCH_HTTP_PER_HOST limits connections per host)
 //   bench-http failures COUNT URL...     make COUNT requests that fail (cycling through the URLs);
 //                                        prints open descriptors and RSS before and after, JSON
-import Core
+import StreamKitHTTP
+import StreamKitCore
 import Foundation
-import HTTP
+import StreamKitHTTPClient
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,0 +1,298 @@
+import Foundation
+import StreamKitCore
+import StreamKitHLS
+import StreamKitHTTP
+import StreamKitHTTPClient
+import Synchronization
+
+extension HLSDownloadEngine {
+    /// Writes every rendition's playlist, then `index.m3u8` (last: its presence means the package
+    /// is complete), then the manifest.
+    func finish() throws(HLSDownloadError) -> HLSDownloadResult {
+        let live = state.withLock { $0.live }
+        if live { try trimRecording() }
+        let (playlists, master, gaps, status) = state.withLock { state in
+            var gaps: [HLSDownloadGap] = []
+            for (index, fileState) in state.states.enumerated() {
+                if case .skipped(let reason, let status) = fileState {
+                    gaps.append(
+                        HLSDownloadGap(
+                            path: state.files[index].path, url: state.files[index].url, reason: reason, status: status))
+                }
+            }
+            var playlists: [(String, MediaPlaylist)] = []
+            for index in state.renditions.indices {
+                markSkipped(rendition: index, in: &state)
+                let rendition = state.renditions[index]
+                playlists.append(
+                    (
+                        rendition.selected.folder,
+                        PlaylistComposer.compose(rendition.segments, header: rendition.header, target: .local)
+                    ))
+            }
+            let master = MasterComposer.compose(
+                master: state.master, masterURL: state.masterURL, variant: state.variant,
+                renditions: state.renditions.map(\.selected), measured: measuredBandwidth(in: state))
+            let skippedSegments = state.renditions.contains { $0.segments.contains(where: \.skipped) }
+            return (
+                playlists, master, gaps, skippedSegments || !gaps.isEmpty ? PackageStatus.completeWithGaps : .complete
+            )
+        }
+        for (folder, playlist) in playlists {
+            try PackageStore.writeAtomically(
+                Data(playlist.serialized().utf8),
+                to: URL(fileURLWithPath: path(folder + "/" + PackageLayout.mediaPlaylistName)))
+        }
+        try PackageStore.writeAtomically(
+            Data(master.serialized().utf8), to: URL(fileURLWithPath: path(PackageLayout.indexName)))
+        try saveManifest(status: status, error: nil)
+        emitProgress()
+        return state.withLock { state in
+            var bytes: Int64 = 0
+            for case .done(let length, _) in state.states { bytes += length }
+            return HLSDownloadResult(
+                id: job.packageID, directory: directory,
+                indexFile: directory.appendingPathComponent(PackageLayout.indexName), status: status, gaps: gaps,
+                files: state.files.count, filesFetched: state.filesFetched, bytes: bytes,
+                bytesTransferred: state.bytesTransferred,
+                duration: state.renditions.first?.segments.reduce(0) { $0 + $1.segment.duration } ?? 0, live: state.live
+            )
+        }
+    }
+
+    /// Sets ``RecordedSegment/skipped`` from the state of the files each segment needs.
+    private func markSkipped(rendition index: Int, in state: inout EngineState) {
+        for segmentIndex in state.renditions[index].segments.indices {
+            let segment = state.renditions[index].segments[segmentIndex]
+            var skipped = false
+            for path in [segment.file, segment.mapFile].compactMap({ $0 }) {
+                guard let fileIndex = state.fileIndex[path] else { continue }
+                switch state.states[fileIndex] {
+                case .skipped:
+                    if let failed = state.ranged[fileIndex]?.failed, !failed.isEmpty,
+                        let range = path == segment.file ? segment.local.range : segment.localMap?.range
+                    {
+                        if !failed.intersection(range).isEmpty { skipped = true }
+                    } else {
+                        skipped = true
+                    }
+                case .pending:
+                    skipped = true
+                case .done:
+                    break
+                }
+            }
+            state.renditions[index].segments[segmentIndex].skipped = skipped
+        }
+    }
+
+    /// A live recording stops at the first segment not in place in each rendition (transfers cut
+    /// short by the end of the recording); files only those segments used are removed.
+    private func trimRecording() throws(HLSDownloadError) {
+        let removed: [String] = state.withLock { state in
+            var kept: Set<String> = []
+            for index in state.renditions.indices {
+                let segments = state.renditions[index].segments
+                var end = segments.count
+                for (position, segment) in segments.enumerated() {
+                    let ready = [segment.file, segment.mapFile].compactMap { $0 }.allSatisfy { path in
+                        guard let fileIndex = state.fileIndex[path] else { return true }
+                        switch state.states[fileIndex] {
+                        case .done: return true
+                        case .skipped: return options.skipBroken
+                        case .pending: return false
+                        }
+                    }
+                    if !ready {
+                        end = position
+                        break
+                    }
+                }
+                state.renditions[index].segments.removeSubrange(end...)
+                state.renditions[index].recordedDuration = state.renditions[index].segments.reduce(0) {
+                    $0 + $1.segment.duration
+                }
+                state.renditions[index].ended = true
+                for segment in state.renditions[index].segments {
+                    if let file = segment.file { kept.insert(file) }
+                    if let map = segment.mapFile { kept.insert(map) }
+                }
+            }
+            var removed: [String] = []
+            var files: [PlannedFile] = []
+            var states: [FileState] = []
+            for (index, file) in state.files.enumerated() {
+                if file.kind == .key || kept.contains(file.path) {
+                    files.append(file)
+                    states.append(state.states[index])
+                } else {
+                    removed.append(file.path)
+                }
+            }
+            state.files = files
+            state.states = states
+            state.fileIndex = Dictionary(uniqueKeysWithValues: files.enumerated().map { ($1.path, $0) })
+            state.ranged = [:]
+            return removed
+        }
+        for file in removed {
+            let full = path(file)
+            for suffix in [
+                "", PackageLayout.encryptedSuffix, PackageLayout.rangedPartialSuffix,
+                PackageLayout.rangesRecordSuffix, ".streamkit-partial", ".streamkit-resume",
+                PackageLayout.encryptedSuffix + ".streamkit-partial",
+                PackageLayout.encryptedSuffix + ".streamkit-resume",
+            ] {
+                PackageFiles.remove(full + suffix)
+            }
+        }
+        for index in state.withLock({ $0.renditions.indices }) { try saveSource(of: index) }
+    }
+
+    /// Bits a second of the main rendition's segments: the peak over segments, and the average.
+    private func measuredBandwidth(in state: EngineState) -> MasterComposer.MeasuredBandwidth? {
+        guard let main = state.renditions.first else { return nil }
+        var peak = 0.0
+        var bytes = 0.0
+        var seconds = 0.0
+        for segment in main.segments where !segment.skipped {
+            let size: Int64
+            if let range = segment.local.range {
+                size = range.count
+            } else if let file = segment.file, let index = state.fileIndex[file],
+                case .done(let length, _) = state.states[index]
+            {
+                size = length
+            } else {
+                continue
+            }
+            let duration = segment.segment.duration
+            bytes += Double(size)
+            seconds += duration
+            if duration > 0 { peak = max(peak, Double(size) * 8 / duration) }
+        }
+        guard seconds > 0 else { return nil }
+        return MasterComposer.MeasuredBandwidth(
+            peak: Int(saturating: peak.rounded(.up)), average: Int(saturating: (bytes * 8 / seconds).rounded(.up)))
+    }
+
+    // MARK: State on disk
+
+    /// Writes the recorded source playlist of a rendition (absolute URIs) for resuming.
+    func saveSource(of index: Int) throws(HLSDownloadError) {
+        let (folder, playlist, last) = state.withLock { state in
+            let rendition = state.renditions[index]
+            return (
+                rendition.selected.folder,
+                PlaylistComposer.compose(rendition.segments, header: rendition.header, target: .source),
+                rendition.lastSourceSequence
+            )
+        }
+        var text = playlist.serialized()
+        // The source's own sequence number of the last segment taken, in the same file as the
+        // segments: package.json, written a moment later, would be behind after a kill in
+        // between, and a resumed recording would take the newest segments again.
+        if let last { text += Self.lastSourceSequencePrefix + "\(last)\n" }
+        try PackageStore.writeAtomically(Data(text.utf8), to: URL(fileURLWithPath: sourcePath(of: folder)))
+    }
+
+    /// A comment line (for HLS) of the recorded source playlist: the source's media sequence
+    /// number of the last segment taken.
+    static let lastSourceSequencePrefix = "#STREAMKIT-LAST-SOURCE-SEQUENCE:"
+
+    /// The number a recorded source playlist's comment line gives, if any.
+    static func lastSourceSequence(inRecordedSource data: Data) -> UInt64? {
+        let text = String(decoding: data, as: UTF8.self)
+        guard let line = text.split(separator: "\n").last(where: { $0.hasPrefix(lastSourceSequencePrefix) }) else {
+            return nil
+        }
+        return UInt64(line.dropFirst(lastSourceSequencePrefix.count))
+    }
+
+    /// The manifest as of now.
+    func manifest(status: PackageStatus, error: String?) -> PackageManifest {
+        state.withLock { state in
+            state.manifestDirty = false
+            var files: [PackageManifest.File] = []
+            files.reserveCapacity(state.files.count)
+            for (index, file) in state.files.enumerated() {
+                var record = PackageManifest.File(
+                    path: file.path, kind: file.kind.rawValue, url: file.url,
+                    ranges: file.parts.map { ByteRangeSet($0).ranges.map { [$0.lowerBound, $0.upperBound] } },
+                    state: "pending")
+                switch state.states[index] {
+                case .pending:
+                    break
+                case .done(let length, let etag):
+                    record.state = "done"
+                    record.length = length
+                    record.etag = etag
+                case .skipped(let reason, _):
+                    record.state = "gap"
+                    record.error = reason
+                    if file.parts != nil, !file.rebased, let length = PackageFiles.size(path(file.path)) {
+                        record.length = length
+                    }
+                }
+                files.append(record)
+            }
+            return PackageManifest(
+                id: job.packageID, source: job.source, masterURL: state.masterURL, selection: job.selection,
+                decrypt: options.decrypt, live: state.live, status: status, error: error, created: state.created,
+                updated: PackageStore.timestamp(), master: state.master, variant: state.variant,
+                renditions: state.renditions.map { rendition in
+                    PackageManifest.Rendition(
+                        folder: rendition.selected.folder, role: rendition.selected.role.rawValue,
+                        playlistURL: rendition.selected.playlistURL, groupID: rendition.selected.groupID,
+                        name: rendition.selected.name, language: rendition.selected.language,
+                        bandwidth: rendition.selected.bandwidth, segments: rendition.segments.count,
+                        duration: rendition.recordedDuration, ended: rendition.ended,
+                        lastSourceSequence: rendition.lastSourceSequence)
+                },
+                files: files)
+        }
+    }
+
+    func saveManifest(status: PackageStatus, error: String?) throws(HLSDownloadError) {
+        try PackageStore.save(manifest(status: status, error: error), in: directory)
+    }
+
+    // MARK: Progress
+
+    /// Emits progress and saves the manifest at checkpoints until cancelled.
+    func tick() async {
+        var lastSave = ContinuousClock.now
+        var saveCost = Duration.zero
+        let live = state.withLock { $0.live }
+        while !Task.isCancelled {
+            try? await Task.sleep(for: options.progressInterval)
+            if Task.isCancelled { break }
+            emitProgress()
+            let now = ContinuousClock.now
+            if lastSave.duration(to: now) >= max(.seconds(1), saveCost * 10), state.withLock({ $0.manifestDirty }) {
+                try? saveManifest(status: live ? .recording : .downloading, error: nil)
+                lastSave = ContinuousClock.now
+                saveCost = now.duration(to: lastSave)
+            }
+        }
+    }
+
+    /// Emits the current progress.
+    func emitProgress() {
+        events.yield(.progress(progressSnapshot()))
+    }
+
+    func progressSnapshot() -> HLSDownloadProgress {
+        let limit = options.liveDuration.map(\.secondsValue)
+        return state.withLock { state in
+            state.meter.record(totalBytes: state.bytesTransferred, at: .now)
+            return HLSDownloadProgress(
+                filesDone: state.unitsDone, filesTotal: state.unitsTotal, filesSkipped: state.unitsSkipped,
+                bytesDone: state.bytesDone, bytesTransferred: state.bytesTransferred,
+                estimatedTotalBytes: state.live ? nil : state.estimator.estimate().map { max($0, state.bytesDone) },
+                bytesPerSecond: state.meter.bytesPerSecond,
+                recordedSeconds: state.live ? state.renditions.first?.recordedDuration : nil,
+                recordingLimitSeconds: state.live ? limit : nil)
+        }
+    }
+}

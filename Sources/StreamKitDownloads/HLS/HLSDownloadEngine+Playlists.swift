@@ -1,0 +1,207 @@
+import Foundation
+import StreamKitCore
+import StreamKitHLS
+import StreamKitHTTP
+import StreamKitHTTPClient
+import Synchronization
+
+extension HLSDownloadEngine {
+    /// Fetches a playlist, retrying per the job's policy.
+    ///
+    /// - Returns: Its bytes and its URL after redirects.
+    /// - Throws: `playlistUnavailable` (naming the URL and status), `invalidPlaylist` when the body
+    ///   is not an HLS playlist or is too large, `cancelled`.
+    func fetchPlaylist(_ url: String) async throws(HLSDownloadError) -> (bytes: [UInt8], url: String) {
+        let request = HTTPClientRequest(url: url, headers: options.headers)
+        do {
+            let (head, body) = try await client.data(
+                for: request, limit: options.maximumPlaylistBytes, retry: options.retry)
+            guard head.status.isSuccess else {
+                throw HLSDownloadError(.playlistUnavailable, url: head.url, status: head.status)
+            }
+            guard Self.looksLikePlaylist(body) else {
+                throw HLSDownloadError(
+                    .invalidPlaylist, url: head.url, detail: "the response is not an HLS playlist (no #EXTM3U)")
+            }
+            return (body, head.url)
+        } catch let error as HLSDownloadError {
+            throw error
+        } catch let error as HTTPClientError {
+            if error.kind == .cancelled || Task.isCancelled { throw .cancelled }
+            if error.kind == .bodyTooLarge {
+                throw HLSDownloadError(
+                    .invalidPlaylist, url: url,
+                    detail: "the playlist is larger than \(options.maximumPlaylistBytes) bytes", underlying: error)
+            }
+            throw HLSDownloadError(
+                .playlistUnavailable, url: error.url ?? url, detail: error.description, underlying: error)
+        } catch {
+            throw HLSDownloadError(.playlistUnavailable, url: url, detail: "\(error)")
+        }
+    }
+
+    /// Whether `bytes` look like an HLS playlist: `#EXTM3U` on a line of its own within the first
+    /// 4 KB, after at most a byte order mark, blank lines and comment lines (which the lenient parser
+    /// also tolerates).
+    static func looksLikePlaylist(_ bytes: [UInt8]) -> Bool {
+        var lines = bytes.prefix(4096).split(separator: 0x0A, omittingEmptySubsequences: false)[...]
+        if var first = lines.first, first.starts(with: [0xEF, 0xBB, 0xBF]) {
+            first = first.dropFirst(3)
+            lines[lines.startIndex] = first
+        }
+        for line in lines {
+            let trimmed = line.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+            if trimmed.starts(with: Array("#EXTM3U".utf8)) { return true }
+            if !(trimmed.isEmpty || trimmed.first == UInt8(ascii: "#")) { return false }
+        }
+        return false
+    }
+
+    /// Parses a fetched playlist (lenient); a large one off the cooperative pool.
+    func parse(
+        _ bytes: [UInt8], url: String, importedVariables: [String: String]
+    ) async throws(HLSDownloadError) -> ParsedPlaylist {
+        let options = PlaylistParseOptions(playlistURL: URL(string: url), importedVariables: importedVariables)
+        let parse = { @Sendable () -> Result<ParsedPlaylist, PlaylistError> in
+            Result { () throws(PlaylistError) -> ParsedPlaylist in try Playlist.parse(bytes, options: options) }
+        }
+        let outcome = bytes.count < 256 << 10 ? parse() : await offCooperativePool(parse)
+        switch outcome {
+        case .success(let parsed): return parsed
+        case .failure(let error): throw HLSDownloadError(.invalidPlaylist, url: url, detail: error.description)
+        }
+    }
+
+    /// Fetches and parses a media playlist, checking the segment limit.
+    func fetchMediaPlaylist(
+        _ url: String, variables: [String: String]
+    ) async throws(HLSDownloadError) -> (playlist: MediaPlaylist, url: String) {
+        let (bytes, finalURL) = try await fetchPlaylist(url)
+        let parsed = try await parse(bytes, url: finalURL, importedVariables: variables)
+        guard case .media(let media) = parsed.playlist else {
+            throw HLSDownloadError(
+                .invalidPlaylist, url: finalURL, detail: "a multivariant playlist where a media playlist was expected")
+        }
+        try checkLimits(media, url: finalURL)
+        return (media, finalURL)
+    }
+
+    /// Refuses a media playlist listing more segments than the job allows.
+    func checkLimits(_ media: MediaPlaylist, url finalURL: String) throws(HLSDownloadError) {
+        guard media.segments.count <= options.maximumSegments else {
+            throw HLSDownloadError(
+                .tooManySegments, url: finalURL,
+                detail: "the playlist lists \(media.segments.count) segments, more than the limit of "
+                    + "\(options.maximumSegments) (raise it with --max-segments)")
+        }
+    }
+
+    /// Fetches several media playlists at once, in order.
+    func fetchMediaPlaylists(
+        _ urls: [String], variables: [String: String]
+    ) async throws(HLSDownloadError) -> [(playlist: MediaPlaylist, url: String)] {
+        do {
+            return try await withThrowingTaskGroup(of: (Int, MediaPlaylist, String).self) { group in
+                for (index, url) in urls.enumerated() {
+                    group.addTask {
+                        let (playlist, finalURL) = try await self.fetchMediaPlaylist(url, variables: variables)
+                        return (index, playlist, finalURL)
+                    }
+                }
+                var results: [(playlist: MediaPlaylist, url: String)?] = Array(repeating: nil, count: urls.count)
+                for try await (index, playlist, url) in group { results[index] = (playlist, url) }
+                return results.map { $0! }
+            }
+        } catch let error as HLSDownloadError {
+            throw error
+        } catch {
+            throw .cancelled
+        }
+    }
+
+    /// Fetches (or reads back) every key file, checking each is 16 bytes: up to
+    /// ``HLSDownloadOptions/connections`` at once (a playlist rotating its key every segment lists
+    /// hundreds). A key that cannot be fetched fails the download, `--skip-broken` or not: no
+    /// segment under it could be played.
+    func fetchPendingKeys() async throws(HLSDownloadError) {
+        let keyFiles = state.withLock { state in
+            state.files.indices.filter { state.files[$0].kind == .key }.map { ($0, state.files[$0], state.states[$0]) }
+        }
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                var running = 0
+                for (index, file, fileState) in keyFiles {
+                    if running == options.connections {
+                        try await group.next()
+                        running -= 1
+                    }
+                    group.addTask { try await self.fetchKey(index, file, fileState) }
+                    running += 1
+                }
+                try await group.waitForAll()
+            }
+        } catch let error as HLSDownloadError {
+            throw error
+        } catch {
+            throw .cancelled
+        }
+    }
+
+    /// Fetches (or reads back) one key file.
+    private func fetchKey(_ index: Int, _ file: PlannedFile, _ fileState: FileState) async throws(HLSDownloadError) {
+        if state.withLock({ $0.keys[file.path] != nil }) { return }
+        let finalPath = path(file.path)
+        if fileState.isDone, let data = FileManager.default.contents(atPath: finalPath), data.count == 16 {
+            state.withLock { $0.keys[file.path] = Array(data) }
+            return
+        }
+        let bytes: [UInt8]
+        if let inline = PackageFiles.dataURIBytes(file.url) {
+            bytes = inline
+        } else {
+            do {
+                let (head, body) = try await client.data(
+                    for: HTTPClientRequest(url: file.url, headers: options.headers), limit: 4096,
+                    retry: options.retry)
+                guard head.status.isSuccess else {
+                    throw HLSDownloadError(
+                        .fileFailed, url: head.url, status: head.status, path: file.path,
+                        detail: "the key could not be fetched")
+                }
+                bytes = body
+            } catch let error as HLSDownloadError {
+                throw error
+            } catch let error as HTTPClientError {
+                if error.kind == .cancelled || Task.isCancelled { throw .cancelled }
+                if error.kind == .bodyTooLarge {
+                    throw HLSDownloadError(
+                        .invalidKey, url: file.url, path: file.path,
+                        detail: "the key is larger than 4096 bytes; AES-128 keys are 16 bytes")
+                }
+                throw HLSDownloadError(
+                    .fileFailed, url: error.url ?? file.url, path: file.path, detail: error.description,
+                    underlying: error)
+            } catch {
+                throw .cancelled
+            }
+        }
+        guard bytes.count == 16 else {
+            throw HLSDownloadError(
+                .invalidKey, url: file.url, path: file.path,
+                detail: "the key is \(bytes.count) bytes; AES-128 keys are 16 bytes")
+        }
+        try PackageStore.writeAtomically(Data(bytes), to: URL(fileURLWithPath: finalPath))
+        state.withLock { state in
+            state.keys[file.path] = bytes
+            if !state.states[index].isDone {
+                state.states[index] = .done(length: 16, etag: nil)
+                state.unitsDone += file.units
+                state.bytesDone += 16
+                state.bytesTransferred += 16
+                state.filesFetched += 1
+                count(doneFile: index, length: 16, in: &state)
+                state.manifestDirty = true
+            }
+        }
+    }
+}

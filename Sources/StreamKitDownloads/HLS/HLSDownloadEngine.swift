@@ -1,0 +1,464 @@
+import Foundation
+import StreamKitCore
+import StreamKitHLS
+import StreamKitHTTP
+import StreamKitHTTPClient
+import Synchronization
+
+/// What a transfer worker does next.
+enum WorkItem: Sendable, Hashable {
+    /// Fetch the whole resource of a file.
+    case whole(file: Int)
+    /// Fetch `range` of a byte-range file's resource; it holds `units` segments and maps.
+    case piece(file: Int, range: ByteRange, units: Int)
+
+    var file: Int {
+        switch self {
+        case .whole(let file), .piece(let file, _, _): file
+        }
+    }
+}
+
+/// Where a planned file stands.
+enum FileState: Sendable, Hashable {
+    case pending
+    case done(length: Int64, etag: String?)
+    case skipped(reason: String, status: HTTPStatus?)
+
+    var isDone: Bool {
+        if case .done = self { return true }
+        return false
+    }
+}
+
+/// One rendition while it is downloaded or recorded.
+struct RenditionState: Sendable {
+    var selected: SelectedRendition
+    var header: MediaPlaylistHeader
+    var planner: RenditionPlanner
+    var segments: [RecordedSegment] = []
+    /// For a live recording: no more segments are taken.
+    var ended = true
+    /// For a live recording: the source media sequence number of the last segment taken.
+    var lastSourceSequence: UInt64?
+    var recordedDuration = 0.0
+}
+
+/// A byte-range file's progress: which bytes are on disk, which failed, and the validator.
+struct RangedFileState: Sendable {
+    var done = ByteRangeSet()
+    var failed = ByteRangeSet()
+    var validator: HTTPClientRequest.IfRange?
+    var piecesLeft = 0
+}
+
+/// Everything the engine's tasks share, under one lock.
+struct EngineState: Sendable {
+    var renditions: [RenditionState] = []
+    var files: [PlannedFile] = []
+    var fileIndex: [String: Int] = [:]
+    var states: [FileState] = []
+    var ranged: [Int: RangedFileState] = [:]
+    var keys: [String: [UInt8]] = [:]
+    var master: MultivariantPlaylist?
+    var masterURL: String?
+    var variant: VariantStream?
+    var live = false
+    var created = PackageStore.timestamp()
+    var previousRecords: [String: PackageManifest.File] = [:]
+
+    var unitsTotal = 0
+    var unitsDone = 0
+    var unitsSkipped = 0
+    var bytesDone: Int64 = 0
+    var bytesTransferred: Int64 = 0
+    /// Bytes of whole-file downloads in flight already counted in `bytesDone`, and received this run.
+    var inFlight: [Int: (counted: Int64, transferred: Int64)] = [:]
+    var estimator = SizeEstimator(renditions: [])
+    var meter = TransferSpeedMeter()
+    var filesFetched = 0
+    var filesAlreadyDone = 0
+    var manifestDirty = true
+
+    /// Adds planned files, returning their indices.
+    mutating func add(_ newFiles: [PlannedFile]) -> [Int] {
+        var indices: [Int] = []
+        for file in newFiles {
+            if let existing = fileIndex[file.path] {
+                indices.append(existing)
+                continue
+            }
+            fileIndex[file.path] = files.count
+            indices.append(files.count)
+            files.append(file)
+            states.append(.pending)
+            unitsTotal += file.units
+            if file.kind == .segment {
+                estimator.renditions[file.rendition].totalDuration += file.duration
+            }
+        }
+        return indices
+    }
+}
+
+/// Runs one ``HLSDownloadJob``: discovers or restores the plan, fetches keys, then runs the
+/// transfer workers (and for live playlists the reloaders), and writes the playlists at the end.
+final class HLSDownloadEngine: Sendable {
+    let job: HLSDownloadJob
+    let client: HTTPClient
+    let logger: Logger
+    let events: AsyncStream<HLSDownloadEvent>.Continuation
+    let control: RecordingControl
+    let directory: URL
+    let state = Mutex(EngineState())
+    let queue = WorkQueue<WorkItem>()
+
+    var options: HLSDownloadOptions { job.options }
+
+    init(
+        job: HLSDownloadJob, client: HTTPClient, logger: Logger, events: AsyncStream<HLSDownloadEvent>.Continuation,
+        control: RecordingControl
+    ) {
+        self.job = job
+        self.client = client
+        self.logger = logger
+        self.events = events
+        self.control = control
+        directory = job.packageDirectory.standardizedFileURL
+    }
+
+    /// The absolute path of a package path.
+    func path(_ relative: String) -> String { directory.path + "/" + relative }
+
+    func run() async throws(HLSDownloadError) -> HLSDownloadResult {
+        let (existing, created) = try prepareDirectory()
+        var planned = false
+        do throws(HLSDownloadError) {
+            try await setUp(existing: existing)
+            planned = true
+            try await fetchPendingKeys()
+            try await transfer()
+            return try finish()
+        } catch {
+            if planned {
+                let status: PackageStatus = error.kind == .cancelled ? .interrupted : .failed
+                try? saveManifest(status: status, error: error.kind == .cancelled ? nil : error.description)
+            } else if created {
+                try? FileManager.default.removeItem(at: directory)
+            }
+            emitProgress()
+            throw error
+        }
+    }
+
+    // MARK: Setting up
+
+    /// Creates the folder, or checks that it holds this job's package.
+    private func prepareDirectory() throws(HLSDownloadError) -> (PackageManifest?, created: Bool) {
+        let fileManager = FileManager.default
+        var isDirectory: ObjCBool = false
+        if fileManager.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else {
+                throw HLSDownloadError(.packageConflict, detail: "\(directory.path) is a file, not a package folder")
+            }
+            if let manifest = try PackageStore.load(from: directory) {
+                guard manifest.source == job.source, manifest.selection == job.selection,
+                    manifest.decrypt == job.options.decrypt
+                else {
+                    throw HLSDownloadError(
+                        .packageConflict, url: manifest.source,
+                        detail: "\(directory.path) holds the package of another download (\(manifest.source), "
+                            + "variant \(manifest.selection.variant), audio \(manifest.selection.audio), "
+                            + "subtitles \(manifest.selection.subtitles)\(manifest.decrypt ? ", decrypted" : ""))")
+                }
+                return (manifest, false)
+            }
+            let contents = (try? fileManager.contentsOfDirectory(atPath: directory.path)) ?? []
+            guard contents.isEmpty else {
+                throw HLSDownloadError(
+                    .packageConflict,
+                    detail: "\(directory.path) is not empty and holds no \(PackageLayout.manifestName)")
+            }
+            try PackageFiles.createDirectory(path(PackageLayout.internalFolder))
+            return (nil, false)
+        }
+        try PackageFiles.createDirectory(path(PackageLayout.internalFolder))
+        return (nil, true)
+    }
+
+    private func setUp(existing: PackageManifest?) async throws(HLSDownloadError) {
+        if let existing, canRestore(existing) {
+            try restore(existing)
+        } else {
+            try await discover()
+        }
+        let summary = try await reconcile(with: existing)
+        for index in state.withLock({ $0.renditions.indices }) { try saveSource(of: index) }
+        try saveManifest(status: state.withLock { $0.live } ? .recording : .downloading, error: nil)
+        events.yield(.planned(summary))
+    }
+
+    private func canRestore(_ manifest: PackageManifest) -> Bool {
+        !manifest.renditions.isEmpty
+            && manifest.renditions.allSatisfy { FileManager.default.fileExists(atPath: sourcePath(of: $0.folder)) }
+    }
+
+    func sourcePath(of folder: String) -> String {
+        path(PackageLayout.internalFolder + "/" + folder + ".m3u8")
+    }
+
+    /// Fetches the source playlist, chooses renditions, fetches their media playlists and plans them.
+    private func discover() async throws(HLSDownloadError) {
+        let (bytes, finalURL) = try await fetchPlaylist(job.source)
+        let parsed = try await parse(bytes, url: finalURL, importedVariables: [:])
+        var chosen: [(SelectedRendition, MediaPlaylist, String)] = []
+        var master: MultivariantPlaylist?
+        var variant: VariantStream?
+        switch parsed.playlist {
+        case .media(let media):
+            try checkLimits(media, url: finalURL)
+            chosen = [
+                (
+                    SelectedRendition(role: .main, folder: "video", playlistURL: finalURL, bandwidth: nil),
+                    media, finalURL
+                )
+            ]
+        case .multivariant(let multivariant):
+            let choice = try RenditionSelector.choose(
+                from: multivariant, masterURL: finalURL, selection: job.selection)
+            master = multivariant
+            variant = choice.variant
+            let variables = parsed.variables
+            let fetched = try await fetchMediaPlaylists(choice.renditions.map(\.playlistURL), variables: variables)
+            chosen = zip(choice.renditions, fetched).map { ($0, $1.playlist, $1.url) }
+        }
+        let live = chosen.contains { $0.1.isLive }
+        let limit = live ? options.liveDuration.map(\.secondsValue) : nil
+        try state.withLock { (state) throws(HLSDownloadError) in
+            state.master = master
+            state.masterURL = master == nil ? nil : finalURL
+            state.variant = variant
+            state.live = live
+            for (index, (selected, media, url)) in chosen.enumerated() {
+                let planner = RenditionPlanner(
+                    rendition: index, folder: selected.folder, role: selected.role, decrypt: options.decrypt,
+                    sharesRangedFiles: !live)
+                state.renditions.append(
+                    RenditionState(selected: selected, header: MediaPlaylistHeader(media), planner: planner))
+                state.estimator.renditions.append(
+                    SizeEstimator.Rendition(priorBytesPerSecond: selected.bandwidth.map { Double($0) / 8 }))
+                let resolved = media.resolvedSegments(baseURL: url)
+                var entries = Array(zip(media.segments, resolved))
+                if live {
+                    let window = LiveWindow.take(
+                        entries, after: nil, recordedDuration: 0, limit: limit)
+                    entries = window.entries
+                    state.renditions[index].ended = !media.isLive || window.reachedLimit
+                }
+                try plan(entries, rendition: index, playlistURL: url, in: &state)
+            }
+        }
+    }
+
+    /// Plans `entries` for rendition `index`, adding files and recorded segments.
+    func plan(
+        _ entries: [(segment: MediaSegment, resolved: ResolvedSegment)], rendition index: Int, playlistURL: String,
+        in state: inout EngineState
+    ) throws(HLSDownloadError) {
+        var planner = state.renditions[index].planner
+        let (files, segments) = try planner.plan(entries, playlistURL: playlistURL)
+        state.renditions[index].planner = planner
+        _ = state.add(files)
+        state.renditions[index].segments += segments
+        state.renditions[index].recordedDuration += segments.reduce(0) { $0 + $1.segment.duration }
+        if let last = entries.last { state.renditions[index].lastSourceSequence = last.resolved.mediaSequence }
+    }
+
+    /// Rebuilds the plan from the recorded source playlists of an earlier run.
+    private func restore(_ manifest: PackageManifest) throws(HLSDownloadError) {
+        var loaded: [(PackageManifest.Rendition, MediaPlaylist, UInt64?)] = []
+        for record in manifest.renditions {
+            let sourcePath = sourcePath(of: record.folder)
+            guard let data = FileManager.default.contents(atPath: sourcePath) else {
+                throw HLSDownloadError(.packageConflict, detail: "cannot read \(sourcePath)")
+            }
+            let parsed: ParsedPlaylist
+            do {
+                parsed = try Playlist.parse(data)
+            } catch {
+                throw HLSDownloadError(
+                    .packageConflict, detail: "the recorded playlist \(sourcePath) does not parse: \(error)")
+            }
+            guard case .media(let media) = parsed.playlist else {
+                throw HLSDownloadError(.packageConflict, detail: "\(sourcePath) is not a media playlist")
+            }
+            loaded.append((record, media, Self.lastSourceSequence(inRecordedSource: data)))
+        }
+        try state.withLock { (state) throws(HLSDownloadError) in
+            state.master = manifest.master
+            state.masterURL = manifest.masterURL
+            state.variant = manifest.variant
+            state.live = manifest.live
+            state.created = manifest.created
+            for (index, (record, media, recordedLast)) in loaded.enumerated() {
+                let role = RenditionRole(rawValue: record.role) ?? .main
+                let selected = SelectedRendition(
+                    role: role, folder: record.folder, playlistURL: record.playlistURL, groupID: record.groupID,
+                    name: record.name, language: record.language, bandwidth: record.bandwidth)
+                let planner = RenditionPlanner(
+                    rendition: index, folder: record.folder, role: role, decrypt: manifest.decrypt,
+                    sharesRangedFiles: !manifest.live)
+                var rendition = RenditionState(selected: selected, header: MediaPlaylistHeader(media), planner: planner)
+                rendition.ended = !manifest.live || record.ended
+                state.renditions.append(rendition)
+                state.estimator.renditions.append(
+                    SizeEstimator.Rendition(priorBytesPerSecond: record.bandwidth.map { Double($0) / 8 }))
+                let entries = Array(zip(media.segments, media.resolvedSegments()))
+                try plan(entries, rendition: index, playlistURL: sourcePath(of: record.folder), in: &state)
+                // The recorded source is written before package.json: the later of the two.
+                state.renditions[index].lastSourceSequence =
+                    [record.lastSourceSequence, recordedLast].compactMap { $0 }.max()
+            }
+        }
+    }
+
+    /// Marks files found on disk as done (checking recorded lengths, and recorded ETags with the
+    /// server), loads byte-range progress, and creates the rendition folders.
+    private func reconcile(with manifest: PackageManifest?) async throws(HLSDownloadError) -> HLSPackageSummary {
+        let records = Dictionary(
+            (manifest?.files ?? []).map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+        let (files, folders) = state.withLock { ($0.files, $0.renditions.map(\.selected.folder)) }
+        for folder in folders { try PackageFiles.createDirectory(path(folder)) }
+        var outcomes: [(FileState, RangedFileState?)] = []
+        for file in files {
+            outcomes.append(reconcile(file, record: records[file.path]))
+        }
+        let checked = await verifyCompleted(&outcomes, files: files, records: records, status: manifest?.status)
+        if Task.isCancelled { throw .cancelled }
+        return state.withLock { state in
+            state.previousRecords = records
+            for (index, (fileState, ranged)) in outcomes.enumerated() {
+                register(index, fileState, ranged, in: &state)
+            }
+            var summary = summary(in: state)
+            summary.filesVerified = checked.verified
+            summary.filesChanged = checked.changed
+            return summary
+        }
+    }
+
+    /// Where one file stands on disk. With `keepingFinal` false, a file in place is not counted as
+    /// done (its resource changed on the server): it is fetched again and replaced when complete.
+    func reconcile(
+        _ file: PlannedFile, record: PackageManifest.File?, keepingFinal: Bool = true
+    ) -> (FileState, RangedFileState?) {
+        let finalPath = path(file.path)
+        let rangesRecordLeft = file.parts != nil && PackageFiles.exists(finalPath + PackageLayout.rangesRecordSuffix)
+        if file.parts != nil, !file.rebased, file.decryption == nil, PackageFiles.exists(finalPath),
+            record?.state == "gap" || rangesRecordLeft,
+            !PackageFiles.exists(finalPath + PackageLayout.rangedPartialSuffix)
+        {
+            // A byte-range file finished with gaps (its ranges record stays while ranges failed,
+            // so this is known even when the run was killed before package.json said so): put it
+            // back to partial and fetch what failed. Not when a partial file is there: that is a
+            // new fetch of a resource changed on the server, and the record is the new fetch's
+            // (found in review: the old file's bytes were taken for the new version's).
+            try? PackageFiles.rename(finalPath, to: finalPath + PackageLayout.rangedPartialSuffix)
+        }
+        if keepingFinal, let size = PackageFiles.size(finalPath) {
+            if let expected = record?.length, expected != size || record?.state == "gap" {
+                PackageFiles.remove(finalPath)
+            } else {
+                // The ETag is also on the file itself, for a file put in place after the last
+                // checkpoint of package.json (a kill within a second of it).
+                let etag = record?.etag ?? FileEntityTagAttribute.read(path: finalPath)?.headerValue
+                return (.done(length: size, etag: etag), nil)
+            }
+        }
+        guard let parts = file.parts else { return (.pending, nil) }
+        var ranged = RangedFileState()
+        if let saved = RangesRecord.load(finalPath + PackageLayout.rangesRecordSuffix), saved.url == file.url,
+            PackageFiles.exists(finalPath + PackageLayout.rangedPartialSuffix)
+        {
+            ranged.done = saved.done
+            ranged.validator = saved.validator
+        } else {
+            PackageFiles.remove(finalPath + PackageLayout.rangedPartialSuffix)
+            PackageFiles.remove(finalPath + PackageLayout.rangesRecordSuffix)
+        }
+        _ = parts
+        return (.pending, ranged)
+    }
+
+    /// Records a file's state and counts it in the progress.
+    func register(_ index: Int, _ fileState: FileState, _ ranged: RangedFileState?, in state: inout EngineState) {
+        let file = state.files[index]
+        state.states[index] = fileState
+        if case .done(let length, _) = fileState {
+            state.unitsDone += file.units
+            state.bytesDone += length
+            state.filesAlreadyDone += 1
+            count(doneFile: index, length: length, in: &state)
+        } else if var ranged {
+            let pieces = pieces(of: file)
+            var left = 0
+            for piece in pieces {
+                if ranged.done.contains(piece.range) {
+                    state.unitsDone += piece.units
+                } else {
+                    left += 1
+                }
+            }
+            ranged.piecesLeft = left
+            state.ranged[index] = ranged
+            state.bytesDone += ranged.done.byteCount
+            if file.kind == .segment {
+                state.estimator.renditions[file.rendition].exactBytes += file.rangedLength ?? 0
+                state.estimator.renditions[file.rendition].exactDuration += file.duration
+            }
+        }
+    }
+
+    /// Counts a finished file in the size estimate.
+    func count(doneFile index: Int, length: Int64, in state: inout EngineState) {
+        let file = state.files[index]
+        if file.kind == .segment {
+            if file.parts != nil && !file.rebased {
+                state.estimator.renditions[file.rendition].exactBytes -= file.rangedLength ?? 0
+                state.estimator.renditions[file.rendition].exactDuration -= file.duration
+            }
+            state.estimator.renditions[file.rendition].doneBytes += length
+            state.estimator.renditions[file.rendition].doneDuration += file.duration
+        } else {
+            state.estimator.renditions[file.rendition].otherBytes += length
+        }
+    }
+
+    /// The pieces a file is fetched in.
+    func pieces(of file: PlannedFile) -> [(range: ByteRange, units: Int)] {
+        guard let parts = file.parts else { return [] }
+        if file.rebased { return parts.map { ($0, 1) } }
+        return RangePiecePlanner.pieces(
+            parts: parts, connections: options.connections, minimumPieceBytes: options.minimumRangePieceBytes)
+    }
+
+    func summary(in state: EngineState) -> HLSPackageSummary {
+        HLSPackageSummary(
+            id: job.packageID, directory: directory,
+            renditions: state.renditions.map { rendition in
+                HLSPackageSummary.Rendition(
+                    folder: rendition.selected.folder, role: rendition.selected.role.rawValue,
+                    language: rendition.selected.language, segments: rendition.segments.count,
+                    duration: rendition.recordedDuration)
+            },
+            files: state.files.count, filesAlreadyDone: state.filesAlreadyDone, live: state.live)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var secondsValue: Double {
+        let parts = components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,83 @@
+import StreamKitHTTP
+import StreamKitHTTPClient
+
+/// Why an HLS download failed, with what failed: the URL, the HTTP status, the package file.
+///
+/// Errors compare equal by kind; the rest is context. Everything fetched before a failure stays in
+/// the package, so running the job again resumes it.
+public struct HLSDownloadError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong, without the context.
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// A playlist could not be fetched (after retries), or the server answered with an error status.
+        public static let playlistUnavailable = Kind("playlist unavailable")
+        /// The response is not an HLS playlist, or it does not parse.
+        public static let invalidPlaylist = Kind("invalid playlist")
+        /// No variant fits `--variant`.
+        public static let noMatchingVariant = Kind("no matching variant")
+        /// No rendition fits `--audio` or `--subs`.
+        public static let noMatchingRendition = Kind("no matching rendition")
+        /// A URI in a playlist is not http or https (`file://`, `ftp://`, an unknown scheme).
+        public static let unsupportedURI = Kind("unsupported URI")
+        /// A playlist lists more segments than ``HLSDownloadOptions/maximumSegments``.
+        public static let tooManySegments = Kind("too many segments")
+        /// A segment, map or key could not be fetched after retries.
+        public static let fileFailed = Kind("file failed")
+        /// A key is not 16 bytes.
+        public static let invalidKey = Kind("invalid key")
+        /// The server sent other bytes than a byte range asked for (a shorter resource, a moved range).
+        public static let rangeMismatch = Kind("byte range mismatch")
+        /// An AES-128 segment did not decrypt (bad padding: wrong key or IV, or a damaged segment).
+        public static let decryptionFailed = Kind("decryption failed")
+        /// The package folder holds another package, or files that are not a package.
+        public static let packageConflict = Kind("package conflict")
+        /// Writing into the package failed (disk full, permissions).
+        public static let writeFailed = Kind("write failed")
+        /// The download was cancelled; its state is saved for a resume.
+        public static let cancelled = Kind("cancelled")
+
+        public var description: String { name }
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    /// The URL that failed, when a request or a playlist entry is to blame.
+    public let url: String?
+    /// The HTTP status received, when one was.
+    public let status: HTTPStatus?
+    /// The package file concerned (relative to the package folder), when there is one.
+    public let path: String?
+    /// The explanation.
+    public let detail: String
+    /// The client's error, when a request failed.
+    public let underlying: HTTPClientError?
+
+    /// Creates an error of `kind` with its context.
+    public init(
+        _ kind: Kind, url: String? = nil, status: HTTPStatus? = nil, path: String? = nil, detail: String = "",
+        underlying: HTTPClientError? = nil
+    ) {
+        self.kind = kind
+        self.url = url
+        self.status = status ?? underlying?.status
+        self.path = path
+        self.detail = detail
+        self.underlying = underlying
+    }
+
+    /// A cancelled download.
+    public static let cancelled = HLSDownloadError(.cancelled, detail: "cancelled; the package state is saved")
+
+    public var description: String {
+        var text = "\(kind)"
+        if let url { text += " for \(url)" }
+        if let status { text += " (HTTP \(status.rawValue))" }
+        if !detail.isEmpty { text += ": \(detail)" }
+        return text
+    }
+
+    public static func == (lhs: HLSDownloadError, rhs: HLSDownloadError) -> Bool { lhs.kind == rhs.kind }
+    public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
+}

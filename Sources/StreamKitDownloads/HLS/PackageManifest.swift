@@ -1,0 +1,169 @@
+import Foundation
+import StreamKitCore
+import StreamKitHLS
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where a package stands.
+public enum PackageStatus: String, Codable, Sendable, Hashable {
+    /// Files are being fetched (or a run stopped before the end and will resume).
+    case downloading
+    /// A live playlist is being recorded.
+    case recording
+    /// The last run was cancelled; running it again resumes.
+    case interrupted
+    /// The last run failed; running it again resumes.
+    case failed
+    /// Every file is in place and the playlists are written.
+    case complete
+    /// Complete except for segments skipped with `--skip-broken` (EXT-X-GAP); a new run retries them.
+    case completeWithGaps
+}
+
+/// `package.json`: what the package is (source, selection), what it holds and each file's state.
+///
+/// Written atomically (temporary file, then rename) at checkpoints and at the end. A file counts as
+/// done when it exists under its final name, since files are only renamed into place once complete;
+/// the lengths recorded here are checked against the disk when a run resumes.
+public struct PackageManifest: Codable, Sendable, Hashable {
+    /// One file of the package.
+    public struct File: Codable, Sendable, Hashable {
+        /// The path relative to the package folder.
+        public var path: String
+        /// `segment`, `map` or `key`.
+        public var kind: String
+        /// The source URL.
+        public var url: String
+        /// For files made of byte ranges: the ranges of the source, `[[start, end], ...]` (end exclusive).
+        public var ranges: [[Int64]]?
+        /// `pending`, `done` or `gap`.
+        public var state: String
+        /// The length on disk once done.
+        public var length: Int64?
+        /// The source's ETag, when it sent a strong one.
+        public var etag: String?
+        /// Why it was skipped, for a gap.
+        public var error: String?
+    }
+
+    /// One rendition (folder) of the package.
+    public struct Rendition: Codable, Sendable, Hashable {
+        /// Its folder.
+        public var folder: String
+        /// `main`, `mainAudioOnly`, `audio` or `subtitles`.
+        public var role: String
+        /// The source media playlist.
+        public var playlistURL: String
+        /// EXT-X-MEDIA attributes, for alternative renditions.
+        public var groupID: String?
+        public var name: String?
+        public var language: String?
+        /// Bits a second the source announced for the variant.
+        public var bandwidth: Int?
+        /// Segments recorded.
+        public var segments: Int
+        /// Seconds recorded.
+        public var duration: Double
+        /// For a live recording: whether no more segments are taken.
+        public var ended: Bool
+        /// For a live recording: the source media sequence number of the last segment taken.
+        public var lastSourceSequence: UInt64?
+    }
+
+    /// The format version of this file.
+    public var format = 1
+    /// The package id.
+    public var id: String
+    /// The playlist URL the download started from.
+    public var source: String
+    /// The multivariant playlist's URL after redirects, when the source is one.
+    public var masterURL: String?
+    /// The selection words.
+    public var selection: HLSSelection
+    /// Whether AES-128 segments are stored decrypted.
+    public var decrypt: Bool
+    /// Whether the source is a live playlist being recorded.
+    public var live: Bool
+    /// Where the package stands.
+    public var status: PackageStatus
+    /// The last failure, when ``status`` is `failed`.
+    public var error: String?
+    /// When the package was started and last saved (ISO 8601).
+    public var created: String
+    public var updated: String
+    /// The source multivariant playlist, when there is one.
+    public var master: MultivariantPlaylist?
+    /// The chosen variant.
+    public var variant: VariantStream?
+    /// The renditions, main first.
+    public var renditions: [Rendition]
+    /// Every file, in download order.
+    public var files: [File]
+}
+
+extension PackageManifest {
+    /// The `package.json` of the package in `directory`, or `nil` when there is none.
+    ///
+    /// - Throws: ``HLSDownloadError`` `packageConflict` when it exists but cannot be read.
+    public static func load(from directory: URL) throws(HLSDownloadError) -> PackageManifest? {
+        try PackageStore.load(from: directory)
+    }
+}
+
+/// Reads and writes a package's `package.json`.
+enum PackageStore {
+    static func manifestURL(in directory: URL) -> URL { directory.appendingPathComponent(PackageLayout.manifestName) }
+
+    /// The manifest in `directory`, or `nil` when there is none.
+    ///
+    /// - Throws: ``HLSDownloadError`` `packageConflict` when it exists but cannot be read.
+    static func load(from directory: URL) throws(HLSDownloadError) -> PackageManifest? {
+        let url = manifestURL(in: directory)
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        do {
+            return try JSONDecoder().decode(PackageManifest.self, from: Data(contentsOf: url))
+        } catch {
+            throw HLSDownloadError(
+                .packageConflict, path: PackageLayout.manifestName,
+                detail: "\(url.path) cannot be read: \(error)")
+        }
+    }
+
+    /// Writes `manifest` atomically.
+    static func save(_ manifest: PackageManifest, in directory: URL) throws(HLSDownloadError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            try writeAtomically(encoder.encode(manifest), to: manifestURL(in: directory))
+        } catch let error as HLSDownloadError {
+            throw error
+        } catch {
+            throw HLSDownloadError(.writeFailed, path: PackageLayout.manifestName, detail: "\(error)")
+        }
+    }
+
+    /// Writes `data` to a temporary name next to `url`, then renames it into place. The name is
+    /// one of its own: two writers of one file (two renditions' recorders fetching the same key,
+    /// two pieces saving one ranges record) must not write into the same temporary file.
+    static func writeAtomically(_ data: Data, to url: URL) throws(HLSDownloadError) {
+        do {
+            try AtomicFile.write(data, to: url.path, temporarySuffix: PackageLayout.temporarySuffix)
+        } catch {
+            throw HLSDownloadError(.writeFailed, path: url.lastPathComponent, detail: "\(error)")
+        }
+    }
+
+    /// ISO 8601 in UTC with seconds.
+    static func timestamp(_ date: Date = Date()) -> String {
+        var time = time_t(date.timeIntervalSince1970)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+}

@@ -1,0 +1,338 @@
+import Foundation
+import StreamKitCore
+import StreamKitHLS
+
+/// How a file is decrypted after download (`--decrypt`, AES-128 only).
+struct Decryption: Hashable, Sendable {
+    /// The package path of the key file.
+    var keyPath: String
+    /// The 16-byte IV.
+    var iv: [UInt8]
+}
+
+/// A file of the package and where its bytes come from.
+struct PlannedFile: Hashable, Sendable {
+    /// What the file holds.
+    enum Kind: String, Hashable, Sendable, Codable {
+        case segment, map, key
+    }
+
+    /// The path relative to the package folder, made by ``PackageLayout``.
+    var path: String
+    /// What it holds.
+    var kind: Kind
+    /// The remote resource (absolute http or https; for a key, possibly a `data:` URI).
+    var url: String
+    /// `nil`: the whole resource. Otherwise the byte ranges of the resource the playlist uses
+    /// (segments and maps, sorted, possibly adjacent or overlapping), fetched with Range requests.
+    var parts: [ByteRange]?
+    /// Whether the single range in ``parts`` is written from offset 0 (a file of its own) rather
+    /// than at its offset in the resource (a single local file shared by several ranges).
+    var rebased: Bool
+    /// AES-128 to undo after download.
+    var decryption: Decryption?
+    /// The rendition it belongs to (index into the engine's renditions).
+    var rendition: Int
+    /// Seconds from the start of the rendition of its first segment (for ordering).
+    var startTime: Double
+    /// Seconds of media it carries (segments only).
+    var duration: Double
+    /// Segments and maps it holds, for progress (a single local file holds many).
+    var units: Int
+
+    /// The bytes the ranges cover, when the file is made of ranges.
+    var rangedLength: Int64? {
+        guard let parts else { return nil }
+        return ByteRangeSet(parts).byteCount
+    }
+}
+
+/// A reference from a local playlist to a package file: its name inside the rendition folder, and
+/// the byte range when it is a sub-range of the file.
+struct LocalReference: Hashable, Sendable {
+    var uri: String
+    var range: ByteRange?
+}
+
+/// One segment as recorded: the playlist entry, what applies to it, and where it is in the package.
+struct RecordedSegment: Hashable, Sendable {
+    /// The entry as written in the source (duration, title, date-time, date ranges, discontinuity,
+    /// gap, unknown tags).
+    var segment: MediaSegment
+    /// Keys, map, absolute byte range and media sequence number, with absolute URIs.
+    var resolved: ResolvedSegment
+    /// The media sequence number in the package's playlists (equal to the source's unless a live
+    /// recording missed segments).
+    var localSequence: UInt64
+    /// The package file holding its bytes; `nil` for a gap in the source.
+    var file: String?
+    /// The package file holding its map, if any.
+    var mapFile: String?
+    /// How the local playlist refers to it.
+    var local: LocalReference
+    /// How the local playlist refers to its map.
+    var localMap: LocalReference?
+    /// The keys as the local playlist writes them (relative URIs; AES-128 dropped with `--decrypt`).
+    var localKeys: [EncryptionKey]
+    /// The AES-128 key the local playlist must have in effect where it writes the map: the map's
+    /// own key when the package keeps the map encrypted, else none (a clear map).
+    var localMapKeys: [EncryptionKey] = []
+    /// Whether the download skipped it (`--skip-broken`): written as EXT-X-GAP.
+    var skipped = false
+}
+
+/// Turns a rendition's segments into package files and local references. Pure and deterministic:
+/// the same segments in the same order give the same names, so a resumed download finds its files.
+struct RenditionPlanner: Sendable {
+    let rendition: Int
+    let folder: String
+    let role: RenditionRole
+    let decrypt: Bool
+    /// Whether byte ranges of one resource share one local file (VOD without `--decrypt`); otherwise
+    /// each ranged segment is a file of its own.
+    let sharesRangedFiles: Bool
+
+    private var keyPaths: [String: String] = [:]
+    private var wholeFiles: [String: String] = [:]
+    private var mapReferences: [String: (path: String, reference: LocalReference)] = [:]
+    /// The AES-128 key a map kept encrypted needs in effect where the local playlist writes it.
+    private var mapKeys: [String: [EncryptionKey]] = [:]
+    private var nextKey = 0
+    private var nextMap = 0
+    private var nextSharedFile = 0
+    /// The next local media sequence number.
+    private(set) var nextLocalSequence: UInt64?
+
+    init(rendition: Int, folder: String, role: RenditionRole, decrypt: Bool, sharesRangedFiles: Bool) {
+        self.rendition = rendition
+        self.folder = folder
+        self.role = role
+        self.decrypt = decrypt
+        self.sharesRangedFiles = sharesRangedFiles
+    }
+
+    /// Plans `entries` (segments in playlist order, following whatever was planned before).
+    ///
+    /// - Parameters:
+    ///   - entries: Each segment as written and as resolved (absolute URIs).
+    ///   - playlistURL: For error messages.
+    ///   - firstLocalSequence: The local media sequence number of the first entry, when this is the
+    ///     first call (then the source's).
+    /// - Returns: The new files (keys first) and the recorded segments.
+    /// - Throws: ``HLSDownloadError`` `unsupportedURI` for a URI that is not http or https.
+    mutating func plan(
+        _ entries: [(segment: MediaSegment, resolved: ResolvedSegment)], playlistURL: String
+    ) throws(HLSDownloadError) -> (files: [PlannedFile], segments: [RecordedSegment]) {
+        var keyFiles: [PlannedFile] = []
+        var files: [PlannedFile] = []
+        var sharedFiles: [String: Int] = [:]  // resource URL → index in `files`
+        var recorded: [RecordedSegment] = []
+        recorded.reserveCapacity(entries.count)
+
+        func check(_ url: String, what: String) throws(HLSDownloadError) {
+            guard Self.isFetchable(url) else {
+                throw HLSDownloadError(
+                    .unsupportedURI, url: url,
+                    detail: "\(what) in \(playlistURL) is not an http or https URL; it is not fetched")
+            }
+        }
+
+        for (segment, original) in entries {
+            let resolved = Self.normalized(original)
+            let localSequence = nextLocalSequence ?? resolved.mediaSequence
+            nextLocalSequence = localSequence &+ 1
+
+            /// The package file of identity key `uri` (planned at its first use).
+            func keyFile(_ uri: String) -> String {
+                if let known = keyPaths[uri] { return known }
+                let path = folder + "/" + "key-\(nextKey).key"
+                nextKey += 1
+                keyPaths[uri] = path
+                keyFiles.append(
+                    PlannedFile(
+                        path: path, kind: .key, url: uri, parts: nil, rebased: false, decryption: nil,
+                        rendition: rendition, startTime: resolved.startTime, duration: 0, units: 1))
+                return path
+            }
+
+            // Keys: identity keys are fetched and stored; other key formats (DRM) are kept as written.
+            var localKeys: [EncryptionKey] = []
+            var decryption: Decryption?
+            for key in resolved.keys where key.method != .noEncryption {
+                guard let uri = key.uri else { continue }
+                var written = EncryptionKey(
+                    method: key.method, uri: uri, iv: key.isIVExplicit ? key.iv : nil,
+                    keyFormat: key.keyFormat == "identity" ? nil : key.keyFormat,
+                    keyFormatVersions: key.keyFormatVersions)
+                guard key.keyFormat == "identity" else {
+                    localKeys.append(written)
+                    continue
+                }
+                guard Self.isFetchable(uri) || uri.lowercased().hasPrefix("data:") else {
+                    try check(uri, what: "the key of segment \(resolved.mediaSequence)")
+                    continue
+                }
+                let path = keyFile(uri)
+                if decrypt && key.method == .aes128 {
+                    decryption = Decryption(keyPath: path, iv: key.iv)
+                    continue
+                }
+                written.uri = Self.name(of: path)
+                localKeys.append(written)
+            }
+
+            // The map.
+            var mapFile: String?
+            var localMap: LocalReference?
+            if let map = resolved.map {
+                try check(map.uri, what: "the map of segment \(resolved.mediaSequence)")
+                let identity = map.uri + "#" + (map.byteRange?.description ?? "")
+                if let known = mapReferences[identity] {
+                    mapFile = known.path
+                    localMap = known.reference
+                } else {
+                    let ext = PackageLayout.fileExtension(forURI: map.uri, fallback: "mp4")
+                    // A map is encrypted by the AES-128 key in effect where it was written, which
+                    // must have an explicit IV (RFC 8216bis §4.4.4.4, §4.4.4.5): that key, not the
+                    // segment's (a key written after the map does not apply to it).
+                    var mapDecryption: Decryption?
+                    if let key = map.identityKey, key.method == .aes128, key.isIVExplicit, let uri = key.uri {
+                        if !uri.lowercased().hasPrefix("data:") {
+                            try check(uri, what: "the key of the map of segment \(resolved.mediaSequence)")
+                        }
+                        let path = keyFile(uri)
+                        if decrypt {
+                            mapDecryption = Decryption(keyPath: path, iv: key.iv)
+                        } else {
+                            mapKeys[identity] = [
+                                EncryptionKey(method: .aes128, uri: Self.name(of: path), iv: key.iv)
+                            ]
+                        }
+                    }
+                    if let range = map.byteRange, sharesRangedFiles, mapDecryption == nil {
+                        let index = sharedFileIndex(
+                            for: map.uri, ext: ext, in: &files, shared: &sharedFiles, resolved: resolved)
+                        files[index].parts!.append(range)
+                        files[index].units += 1
+                        mapFile = files[index].path
+                        localMap = LocalReference(uri: Self.name(of: files[index].path), range: range)
+                    } else {
+                        let path = folder + "/" + "init-\(nextMap).\(ext)"
+                        nextMap += 1
+                        files.append(
+                            PlannedFile(
+                                path: path, kind: .map, url: map.uri, parts: map.byteRange.map { [$0] },
+                                rebased: map.byteRange != nil, decryption: mapDecryption, rendition: rendition,
+                                startTime: resolved.startTime, duration: 0, units: 1))
+                        mapFile = path
+                        localMap = LocalReference(uri: Self.name(of: path), range: nil)
+                    }
+                    mapReferences[identity] = (mapFile!, localMap!)
+                }
+            }
+
+            // The segment.
+            let fallback = role == .subtitles ? "vtt" : (resolved.map == nil ? "ts" : "m4s")
+            let ext = PackageLayout.fileExtension(forURI: resolved.uri, fallback: fallback)
+            let ownName = PackageLayout.numberedName(localSequence, extension: ext)
+            var file: String?
+            var local = LocalReference(uri: ownName, range: nil)
+            if resolved.isGap {
+                // Listed as missing by the source: nothing to fetch; the local entry stays a gap.
+            } else if let range = resolved.byteRange, sharesRangedFiles, decryption == nil {
+                try check(resolved.uri, what: "segment \(resolved.mediaSequence)")
+                let index = sharedFileIndex(
+                    for: resolved.uri, ext: ext, in: &files, shared: &sharedFiles, resolved: resolved)
+                files[index].parts!.append(range)
+                files[index].units += 1
+                files[index].duration += resolved.duration
+                file = files[index].path
+                local = LocalReference(uri: Self.name(of: files[index].path), range: range)
+            } else {
+                try check(resolved.uri, what: "segment \(resolved.mediaSequence)")
+                // In VOD one URL is one resource; a live server may reuse names for new segments.
+                let identity =
+                    resolved.uri + "#" + (resolved.byteRange?.description ?? "") + "#"
+                    + (decryption.map { Hex.encode($0.iv) } ?? "")
+                if sharesRangedFiles, let known = wholeFiles[identity] {
+                    file = known
+                    local = LocalReference(uri: Self.name(of: known), range: nil)
+                } else {
+                    let path = folder + "/" + ownName
+                    wholeFiles[identity] = path
+                    files.append(
+                        PlannedFile(
+                            path: path, kind: .segment, url: resolved.uri, parts: resolved.byteRange.map { [$0] },
+                            rebased: resolved.byteRange != nil, decryption: decryption, rendition: rendition,
+                            startTime: resolved.startTime, duration: resolved.duration, units: 1))
+                    file = path
+                }
+            }
+            recorded.append(
+                RecordedSegment(
+                    segment: segment, resolved: resolved, localSequence: localSequence, file: file, mapFile: mapFile,
+                    local: local, localMap: localMap, localKeys: localKeys,
+                    localMapKeys: resolved.map.flatMap { mapKeys[$0.uri + "#" + ($0.byteRange?.description ?? "")] }
+                        ?? []))
+        }
+        for index in files.indices where files[index].parts != nil && !files[index].rebased {
+            files[index].parts!.sort { ($0.lowerBound, $0.upperBound) < ($1.lowerBound, $1.upperBound) }
+        }
+        return (keyFiles + files, recorded)
+    }
+
+    private mutating func sharedFileIndex(
+        for url: String, ext: String, in files: inout [PlannedFile], shared: inout [String: Int],
+        resolved: ResolvedSegment
+    ) -> Int {
+        if let index = shared[url] { return index }
+        let path = folder + "/" + "media-\(nextSharedFile).\(ext)"
+        nextSharedFile += 1
+        files.append(
+            PlannedFile(
+                path: path, kind: .segment, url: url, parts: [], rebased: false, decryption: nil,
+                rendition: rendition, startTime: resolved.startTime, duration: 0, units: 0))
+        shared[url] = files.count - 1
+        return files.count - 1
+    }
+
+    /// `resolved` with spaces in its URIs percent-encoded (servers write them; URLs cannot hold them).
+    static func normalized(_ resolved: ResolvedSegment) -> ResolvedSegment {
+        func fix(_ uri: String) -> String {
+            uri.contains(" ") ? uri.replacingOccurrences(of: " ", with: "%20") : uri
+        }
+        guard
+            resolved.uri.contains(" ") || resolved.map?.uri.contains(" ") == true
+                || resolved.keys.contains(where: { $0.uri?.contains(" ") == true })
+                || resolved.map?.keys.contains(where: { $0.uri?.contains(" ") == true }) == true
+        else { return resolved }
+        var copy = resolved
+        copy.uri = fix(copy.uri)
+        if let map = copy.map {
+            copy.map?.uri = fix(map.uri)
+            for index in map.keys.indices { copy.map?.keys[index].uri = map.keys[index].uri.map(fix) }
+        }
+        for index in copy.keys.indices { copy.keys[index].uri = copy.keys[index].uri.map(fix) }
+        return copy
+    }
+
+    /// The last path component.
+    static func name(of path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
+    }
+
+    /// Whether `url` is an absolute http or https URL with a host.
+    static func isFetchable(_ url: String) -> Bool {
+        let lower = url.prefix(8).lowercased()
+        let rest: Substring
+        if lower.hasPrefix("http://") {
+            rest = url.dropFirst(7)
+        } else if lower.hasPrefix("https://") {
+            rest = url.dropFirst(8)
+        } else {
+            return false
+        }
+        guard let first = rest.first, first != "/", first != "?", first != "#" else { return false }
+        return !url.utf8.contains(where: { $0 < 0x21 || $0 == 0x7F })
+    }
+}

@@ -1,0 +1,247 @@
+import Foundation
+import StreamKitCore
+import StreamKitHTTP
+import StreamKitHTTPClient
+
+/// Where a progressive file stands: its length and validator once known, and which bytes are on
+/// disk. Saved in the index so that a restart resumes exactly.
+public struct FileResumeState: Hashable, Sendable {
+    /// The representation's length, once a response announced it.
+    public var length: Int64?
+    /// The validator sent in `If-Range` (strong ETag or Last-Modified).
+    public var validator: HTTPClientRequest.IfRange?
+    /// Bytes written to the partial file (and flushed before being saved).
+    public var done: ByteRangeSet
+
+    /// Creates a state.
+    public init(length: Int64? = nil, validator: HTTPClientRequest.IfRange? = nil, done: ByteRangeSet = ByteRangeSet())
+    {
+        self.length = length
+        self.validator = validator
+        self.done = done
+    }
+}
+
+/// The SQLite index of a ``DownloadManager`` (`queue.sqlite`, WAL): one row per task, the
+/// progressive files' range sets, the settings, and requests from other processes. Owned by the
+/// manager actor; every multi-row change runs in a transaction.
+///
+/// `@unchecked Sendable` only so that it can be opened on a Dispatch queue and handed to the
+/// actor that then owns it alone; it is never used from two places at once.
+final class DownloadIndex: @unchecked Sendable {
+    let database: SQLiteDatabase
+
+    /// Opens the index at `path`; `createSchema: false` only reads an index a manager made (no
+    /// write, so no wait for the manager's lock).
+    init(path: String, createSchema: Bool = true) throws(DownloadManagerError) {
+        do {
+            database = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: createSchema ? 5_000 : 1_000)
+            guard createSchema else { return }
+            try database.execute(
+                """
+                CREATE TABLE IF NOT EXISTS tasks(
+                    queue_id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    id TEXT NOT NULL UNIQUE,
+                    url TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    selection TEXT,
+                    decrypt INTEGER NOT NULL DEFAULT 0,
+                    file_type TEXT NOT NULL,
+                    title TEXT NOT NULL,
+                    thumbnail TEXT,
+                    state TEXT NOT NULL,
+                    progress REAL NOT NULL DEFAULT 0,
+                    bytes_done INTEGER NOT NULL DEFAULT 0,
+                    bytes_expected INTEGER,
+                    post_progress REAL NOT NULL DEFAULT 0,
+                    speed REAL NOT NULL DEFAULT 0,
+                    last_error TEXT,
+                    created_at REAL NOT NULL,
+                    finished_at REAL,
+                    location TEXT NOT NULL,
+                    connections INTEGER NOT NULL,
+                    headers TEXT NOT NULL DEFAULT '[]',
+                    file_length INTEGER,
+                    file_validator TEXT,
+                    file_ranges TEXT NOT NULL DEFAULT '[]'
+                );
+                CREATE TABLE IF NOT EXISTS settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                CREATE TABLE IF NOT EXISTS requests(
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    action TEXT NOT NULL,
+                    argument TEXT NOT NULL,
+                    answer TEXT,
+                    done INTEGER NOT NULL DEFAULT 0
+                );
+                """)
+        } catch {
+            throw DownloadManagerError(.database, "\(error)")
+        }
+    }
+
+    // MARK: Tasks
+
+    func tasks() throws(DownloadManagerError) -> [DownloadTaskInfo] {
+        try run { try database.query("SELECT * FROM tasks ORDER BY queue_id").map(Self.info) }
+    }
+
+    func task(_ id: String) throws(DownloadManagerError) -> DownloadTaskInfo? {
+        try run { try database.query("SELECT * FROM tasks WHERE id = ?", [.text(id)]).first.map(Self.info) }
+    }
+
+    func insert(_ info: DownloadTaskInfo) throws(DownloadManagerError) -> Int64 {
+        try run {
+            let selection = try info.selection.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+            let headers = String(decoding: try JSONEncoder().encode(info.headers), as: UTF8.self)
+            try database.query(
+                """
+                INSERT INTO tasks(id, url, kind, selection, decrypt, file_type, title, thumbnail, state, created_at,
+                    location, connections, headers)
+                VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(info.id), .text(info.url), .text(info.kind.rawValue),
+                    selection.map(SQLiteValue.text) ?? .null,
+                    .integer(info.decrypt ? 1 : 0), .text(info.fileType.rawValue), .text(info.title),
+                    info.thumbnailURL.map(SQLiteValue.text) ?? .null, .text(info.state.rawValue),
+                    .real(info.createdAt.timeIntervalSince1970), .text(info.location),
+                    .integer(Int64(info.connections)),
+                    .text(headers),
+                ])
+            return database.lastInsertRowID
+        }
+    }
+
+    /// Saves the changing fields of `info`: state, progress, bytes, error, finish time.
+    func update(_ info: DownloadTaskInfo) throws(DownloadManagerError) {
+        try run {
+            try database.query(
+                """
+                UPDATE tasks SET state = ?, progress = ?, bytes_done = ?, bytes_expected = ?, post_progress = ?,
+                    speed = ?, last_error = ?, finished_at = ? WHERE id = ?
+                """,
+                [
+                    .text(info.state.rawValue), .real(info.progress), .integer(info.bytesDone),
+                    info.bytesExpected.map(SQLiteValue.integer) ?? .null, .real(info.postProcessingProgress),
+                    .real(info.bytesPerSecond), info.lastError.map(SQLiteValue.text) ?? .null,
+                    info.finishedAt.map { .real($0.timeIntervalSince1970) } ?? .null, .text(info.id),
+                ])
+        }
+    }
+
+    func delete(_ id: String) throws(DownloadManagerError) {
+        try run { try database.query("DELETE FROM tasks WHERE id = ?", [.text(id)]) }
+    }
+
+    // MARK: Progressive files
+
+    func fileState(_ id: String) throws(DownloadManagerError) -> FileResumeState {
+        try run {
+            guard
+                let row = try database.query(
+                    "SELECT file_length, file_validator, file_ranges FROM tasks WHERE id = ?", [.text(id)]
+                ).first
+            else { return FileResumeState() }
+            let ranges = try JSONDecoder().decode(ByteRangeSet.self, from: Data((row.text("file_ranges") ?? "[]").utf8))
+            return FileResumeState(
+                length: row.integer("file_length"), validator: row.text("file_validator").flatMap(Self.validator),
+                done: ranges)
+        }
+    }
+
+    /// Saves a file's state together with the task's progress, in one transaction.
+    func saveFileState(_ state: FileResumeState, for info: DownloadTaskInfo) throws(DownloadManagerError) {
+        try run {
+            let ranges = String(decoding: try JSONEncoder().encode(state.done), as: UTF8.self)
+            try database.transaction {
+                try database.query(
+                    "UPDATE tasks SET file_length = ?, file_validator = ?, file_ranges = ? WHERE id = ?",
+                    [
+                        state.length.map(SQLiteValue.integer) ?? .null,
+                        state.validator.map { .text(Self.validatorText($0)) } ?? .null, .text(ranges), .text(info.id),
+                    ])
+                try update(info)
+            }
+        }
+    }
+
+    static func validatorText(_ validator: HTTPClientRequest.IfRange) -> String {
+        switch validator {
+        case .entityTag(let tag): "etag " + tag.headerValue
+        case .lastModified(let date): "date " + HTTPDate.format(date)
+        }
+    }
+
+    static func validator(_ text: String) -> HTTPClientRequest.IfRange? {
+        if text.hasPrefix("etag ") { return EntityTag(headerValue: String(text.dropFirst(5))).map { .entityTag($0) } }
+        if text.hasPrefix("date ") { return HTTPDate.parse(String(text.dropFirst(5))).map { .lastModified($0) } }
+        return nil
+    }
+
+    // MARK: Settings
+
+    func setting(_ key: String) throws(DownloadManagerError) -> String? {
+        try run { try database.query("SELECT value FROM settings WHERE key = ?", [.text(key)]).first?.text("value") }
+    }
+
+    func setSetting(_ key: String, _ value: String?) throws(DownloadManagerError) {
+        try run {
+            if let value {
+                try database.query(
+                    "INSERT INTO settings(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    [.text(key), .text(value)])
+            } else {
+                try database.query("DELETE FROM settings WHERE key = ?", [.text(key)])
+            }
+        }
+    }
+
+    // MARK: Requests from other processes
+
+    func pendingRequests() throws(DownloadManagerError) -> [(seq: Int64, action: String, argument: String)] {
+        try run {
+            try database.query("SELECT seq, action, argument FROM requests WHERE done = 0 ORDER BY seq").map {
+                ($0.integer("seq") ?? 0, $0.text("action") ?? "", $0.text("argument") ?? "")
+            }
+        }
+    }
+
+    func answer(_ seq: Int64, _ answer: String) throws(DownloadManagerError) {
+        try run {
+            try database.query(
+                "UPDATE requests SET done = 1, answer = ? WHERE seq = ?", [.text(answer), .integer(seq)])
+        }
+    }
+
+    // MARK: Private
+
+    @discardableResult
+    private func run<T>(_ body: () throws -> T) throws(DownloadManagerError) -> T {
+        do {
+            return try body()
+        } catch let error as DownloadManagerError {
+            throw error
+        } catch {
+            throw DownloadManagerError(.database, "\(error)")
+        }
+    }
+
+    private static func info(_ row: SQLiteRow) throws -> DownloadTaskInfo {
+        let selection = try row.text("selection").map {
+            try JSONDecoder().decode(HLSSelection.self, from: Data($0.utf8))
+        }
+        let headers = try JSONDecoder().decode([String].self, from: Data((row.text("headers") ?? "[]").utf8))
+        return DownloadTaskInfo(
+            id: row.text("id") ?? "", queueID: row.integer("queue_id") ?? 0, url: row.text("url") ?? "",
+            kind: DownloadKind(rawValue: row.text("kind") ?? "") ?? .file, selection: selection,
+            decrypt: row.integer("decrypt") == 1,
+            fileType: DownloadFileType(rawValue: row.text("file_type") ?? "") ?? .video, title: row.text("title") ?? "",
+            thumbnailURL: row.text("thumbnail"), state: DownloadState(rawValue: row.text("state") ?? "") ?? .failed,
+            progress: row.real("progress") ?? 0, bytesDone: row.integer("bytes_done") ?? 0,
+            bytesExpected: row.integer("bytes_expected"), bytesPerSecond: row.real("speed") ?? 0,
+            postProcessingProgress: row.real("post_progress") ?? 0, lastError: row.text("last_error"),
+            createdAt: Date(timeIntervalSince1970: row.real("created_at") ?? 0),
+            finishedAt: row.real("finished_at").map { Date(timeIntervalSince1970: $0) },
+            location: row.text("location") ?? "", connections: Int(row.integer("connections") ?? 1), headers: headers)
+    }
+}

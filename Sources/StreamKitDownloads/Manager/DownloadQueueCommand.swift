@@ -1,0 +1,210 @@
+import Foundation
+import StreamKitCore
+import StreamKitHTTP
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One change to a queue, as a value: what `streamkit queue add/start/stop/remove/retry` ask. A
+/// manager performs it directly (``DownloadManager/perform(_:)``), or, when another process runs
+/// the queue, it is posted to that process through the index (``DownloadQueueRemote``).
+public enum DownloadQueueCommand: Hashable, Sendable, Codable {
+    /// Adds a task; `autoStart` overrides the manager's setting when not `nil`.
+    case add(DownloadRequest, autoStart: Bool?)
+    /// Starts one task, or all with `nil`.
+    case start(String?)
+    /// Stops one task, or all with `nil`.
+    case stop(String?)
+    /// Retries a failed task.
+    case retry(String)
+    /// Removes one task and its files.
+    case remove(String)
+    /// Removes every unfinished task.
+    case removeUnfinished
+}
+
+/// The outcome of a ``DownloadQueueCommand``: the tasks concerned, or the error.
+public struct DownloadQueueAnswer: Hashable, Sendable, Codable {
+    /// The tasks the command concerned, after it (none for a removal).
+    public var tasks: [DownloadTaskInfo]
+    /// The ids removed.
+    public var removed: [String]
+    /// The error's kind and words, when it failed.
+    public var errorKind: String?
+    /// What failed.
+    public var error: String?
+
+    /// Creates an answer.
+    public init(tasks: [DownloadTaskInfo] = [], removed: [String] = [], errorKind: String? = nil, error: String? = nil)
+    {
+        self.tasks = tasks
+        self.removed = removed
+        self.errorKind = errorKind
+        self.error = error
+    }
+}
+
+extension DownloadRequest: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case url, kind, selection, decrypt, fileType, title, thumbnailURL, connections, headers, location
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        var headers = HTTPHeaders()
+        for line in try container.decode([String].self, forKey: .headers) {
+            if let colon = line.firstIndex(of: ":") {
+                headers.add(
+                    String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            }
+        }
+        self.init(
+            url: try container.decode(String.self, forKey: .url),
+            kind: try container.decode(DownloadKind.self, forKey: .kind),
+            selection: try container.decode(HLSSelection.self, forKey: .selection),
+            decrypt: try container.decode(Bool.self, forKey: .decrypt),
+            fileType: try container.decode(DownloadFileType.self, forKey: .fileType),
+            title: try container.decodeIfPresent(String.self, forKey: .title),
+            thumbnailURL: try container.decodeIfPresent(String.self, forKey: .thumbnailURL),
+            connections: try container.decodeIfPresent(Int.self, forKey: .connections), headers: headers,
+            location: try container.decodeIfPresent(String.self, forKey: .location))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(url, forKey: .url)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(selection, forKey: .selection)
+        try container.encode(decrypt, forKey: .decrypt)
+        try container.encode(fileType, forKey: .fileType)
+        try container.encodeIfPresent(title, forKey: .title)
+        try container.encodeIfPresent(thumbnailURL, forKey: .thumbnailURL)
+        try container.encodeIfPresent(connections, forKey: .connections)
+        try container.encode(headers.map { "\($0.name): \($0.value)" }, forKey: .headers)
+        try container.encodeIfPresent(location, forKey: .location)
+    }
+}
+
+/// Talks to the process that runs a queue (holds its lock) through the index: a command is a
+/// row in its `requests` table, which the running manager performs within a few hundred
+/// milliseconds and answers in the same row. Reading the queue needs no lock at all.
+public enum DownloadQueueRemote {
+    /// Every task of the queue in `directory`, read from its index (no lock needed: SQLite's WAL
+    /// lets a reader in while the manager writes).
+    public static func tasks(directory: URL) throws(DownloadManagerError) -> [DownloadTaskInfo] {
+        let path = directory.appendingPathComponent("queue.sqlite").path
+        guard FileManager.default.fileExists(atPath: path) else { return [] }
+        do {
+            return try DownloadIndex(path: path, createSchema: false).tasks()
+        } catch  where error.detail.contains("no such table") {
+            return []  // a manager is creating the index this moment
+        }
+    }
+
+    /// Whether a manager holds the queue in `directory` now.
+    public static func isRunning(directory: URL) -> Bool { DirectoryLock.isHeld(directory: directory) }
+
+    /// Posts `command` to the manager running the queue in `directory` and waits for its answer.
+    ///
+    /// - Throws: ``DownloadManagerError`` `noAnswer` when none comes within `timeout`.
+    public static func send(
+        _ command: DownloadQueueCommand, directory: URL, timeout: Duration = .seconds(30)
+    ) async throws -> DownloadQueueAnswer {
+        // SQLite waits for the running manager's lock by sleeping: not on a cooperative thread.
+        let path = directory.appendingPathComponent("queue.sqlite").path
+        return try await offCooperativePool {
+            Result { try sendBlocking(command, path: path, directory: directory, timeout: timeout) }
+        }.get()
+    }
+
+    private static func sendBlocking(
+        _ command: DownloadQueueCommand, path: String, directory: URL, timeout: Duration
+    ) throws -> DownloadQueueAnswer {
+        let index = try DownloadIndex(path: path)
+        let argument = String(decoding: try JSONEncoder().encode(command), as: UTF8.self)
+        let seq: Int64
+        do {
+            try index.database.query(
+                "INSERT INTO requests(action, argument) VALUES('command', ?)", [.text(argument)])
+            seq = index.database.lastInsertRowID
+        } catch {
+            throw DownloadManagerError(.database, "\(error)")
+        }
+        let deadline = ContinuousClock.now + timeout
+        var unheld = 0
+        while ContinuousClock.now < deadline {
+            usleep(50_000)
+            // Nobody runs the queue (it exited meanwhile): no answer will come.
+            unheld = DirectoryLock.isHeld(directory: directory) ? 0 : unheld + 1
+            if unheld >= 20 {
+                _ = try? index.database.query("DELETE FROM requests WHERE seq = ?", [.integer(seq)])
+                throw DownloadManagerError(.noAnswer, "no process runs the queue in \(directory.path) any more")
+            }
+            let rows = try index.database.query(
+                "SELECT answer FROM requests WHERE seq = ? AND done = 1", [.integer(seq)])
+            if let answer = rows.first?.text("answer") {
+                _ = try? index.database.query("DELETE FROM requests WHERE seq = ?", [.integer(seq)])
+                return try JSONDecoder().decode(DownloadQueueAnswer.self, from: Data(answer.utf8))
+            }
+        }
+        _ = try? index.database.query("DELETE FROM requests WHERE seq = ?", [.integer(seq)])
+        throw DownloadManagerError(
+            .noAnswer, "the process running the queue in \(directory.path) did not answer within \(timeout)")
+    }
+}
+
+extension DownloadManager {
+    /// Performs `command`, turning a failure into the answer's error.
+    public func perform(_ command: DownloadQueueCommand) async -> DownloadQueueAnswer {
+        do {
+            switch command {
+            case .add(let request, let autoStart):
+                return DownloadQueueAnswer(tasks: [try add(request, autoStart: autoStart)])
+            case .start(let id):
+                if let id {
+                    try start(id)
+                    return DownloadQueueAnswer(tasks: info(id).map { [$0] } ?? [])
+                }
+                try startAll()
+                return DownloadQueueAnswer(tasks: allTasks())
+            case .stop(let id):
+                if let id {
+                    try await stop(id)
+                    return DownloadQueueAnswer(tasks: info(id).map { [$0] } ?? [])
+                }
+                try await stopAll()
+                return DownloadQueueAnswer(tasks: allTasks())
+            case .retry(let id):
+                try retry(id)
+                return DownloadQueueAnswer(tasks: info(id).map { [$0] } ?? [])
+            case .remove(let id):
+                try await remove(id)
+                return DownloadQueueAnswer(removed: [id])
+            case .removeUnfinished:
+                return DownloadQueueAnswer(removed: try await removeUnfinished())
+            }
+        } catch {
+            return DownloadQueueAnswer(errorKind: error.kind.description, error: error.description)
+        }
+    }
+
+    /// Performs the commands other processes posted through ``DownloadQueueRemote``, in order, and
+    /// answers them. The process that runs the queue calls this every few hundred milliseconds.
+    public func serveRemoteCommands() async {
+        guard let pending = try? index.pendingRequests(), !pending.isEmpty else { return }
+        for request in pending {
+            let answer: DownloadQueueAnswer
+            if let command = try? JSONDecoder().decode(DownloadQueueCommand.self, from: Data(request.argument.utf8)) {
+                answer = await perform(command)
+            } else {
+                answer = DownloadQueueAnswer(
+                    errorKind: "invalid argument", error: "unreadable command: \(request.argument)")
+            }
+            let text = (try? JSONEncoder().encode(answer)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+            try? index.answer(request.seq, text)
+        }
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import StreamKitHTTP
+import StreamKitHTTPClient
+
+/// What a task downloads: an HLS stream into a package, or a progressive file (mp4, mp3, anything
+/// that is not HLS) over several range connections.
+public enum DownloadKind: String, Hashable, Sendable, Codable, CaseIterable {
+    /// An HLS stream, kept as a local HLS package.
+    case hls
+    /// One file over HTTP(S).
+    case file
+}
+
+/// Whether the item is video or audio (seed 003's file type), for lists and players.
+public enum DownloadFileType: String, Hashable, Sendable, Codable, CaseIterable {
+    /// A video (the default).
+    case video
+    /// Audio only.
+    case audio
+}
+
+/// What to add to a ``DownloadManager``.
+public struct DownloadRequest: Hashable, Sendable {
+    /// The http or https URL.
+    public var url: String
+    /// HLS or a file.
+    public var kind: DownloadKind
+    /// For HLS: which variant and renditions (seed 003's quality).
+    public var selection: HLSSelection
+    /// For HLS: store AES-128 segments decrypted.
+    public var decrypt: Bool
+    /// Video or audio.
+    public var fileType: DownloadFileType
+    /// A title for lists (default: the URL's last path component).
+    public var title: String?
+    /// A cover image URL.
+    public var thumbnailURL: String?
+    /// For a file: range connections (default 4); for HLS: transfers at once (default 8).
+    public var connections: Int?
+    /// Headers sent with every request of the task.
+    public var headers: HTTPHeaders
+    /// Where to store the task instead of its own folder in the download directory: the file (a
+    /// file task) or the package folder (HLS), as `streamkit download -o` chooses. Such a place
+    /// is the user's: removing the task deletes only what the task wrote there.
+    public var location: String?
+
+    /// Creates a request.
+    public init(
+        url: String, kind: DownloadKind, selection: HLSSelection = HLSSelection(), decrypt: Bool = false,
+        fileType: DownloadFileType = .video, title: String? = nil, thumbnailURL: String? = nil,
+        connections: Int? = nil, headers: HTTPHeaders = [:], location: String? = nil
+    ) {
+        self.url = url
+        self.kind = kind
+        self.selection = selection
+        self.decrypt = decrypt
+        self.fileType = fileType
+        self.title = title
+        self.thumbnailURL = thumbnailURL
+        self.connections = connections
+        self.headers = headers
+        self.location = location
+    }
+
+    /// The task id: 16 hexadecimal digits, the same for the same source, kind, selection and
+    /// ``location`` (for HLS in the download directory, the package id of
+    /// ``HLSDownloadJob/packageID(source:selection:decrypt:)``).
+    public var taskID: String {
+        let place = location.map { "\nat\n" + $0 } ?? ""
+        switch kind {
+        case .hls: return HLSDownloadJob.packageID(source: url + place, selection: selection, decrypt: decrypt)
+        case .file:
+            return HLSDownloadJob.packageID(source: "file\n" + url + place, selection: HLSSelection(), decrypt: false)
+        }
+    }
+}
+
+/// One task as the index holds it (seed 003's download info).
+public struct DownloadTaskInfo: Hashable, Sendable, Codable {
+    /// The task id (16 hex digits).
+    public var id: String
+    /// The position in the queue: tasks run in this order.
+    public var queueID: Int64
+    /// The source URL.
+    public var url: String
+    /// HLS or a file.
+    public var kind: DownloadKind
+    /// For HLS, the selection words (`best`, `auto`, `all`); `nil` for a file.
+    public var selection: HLSSelection?
+    /// For HLS, whether segments are stored decrypted.
+    public var decrypt: Bool
+    /// Video or audio.
+    public var fileType: DownloadFileType
+    /// The title.
+    public var title: String
+    /// The cover image URL.
+    public var thumbnailURL: String?
+    /// The state.
+    public var state: DownloadState
+    /// Done, 0...1.
+    public var progress: Double
+    /// Bytes in place.
+    public var bytesDone: Int64
+    /// Bytes expected in all, when known (estimated for HLS until every segment is in).
+    public var bytesExpected: Int64?
+    /// The current receive speed, bytes a second (0 when not running).
+    public var bytesPerSecond: Double
+    /// Post-processing done, 0...1: 1 once the output is final (see ``DownloadEvent/postProcessing(id:fraction:)``).
+    public var postProcessingProgress: Double
+    /// Why the task last failed, in words naming the URL, status or file; `nil` after a success.
+    public var lastError: String?
+    /// When it was added.
+    public var createdAt: Date
+    /// When it succeeded.
+    public var finishedAt: Date?
+    /// Where it is stored: the HLS package folder, or the file.
+    public var location: String
+    /// Range connections or transfers at once.
+    public var connections: Int
+    /// Headers sent with every request, `Name: value`.
+    public var headers: [String]
+
+    /// For HLS tasks, the job that downloads the package.
+    func hlsJob(retry: HTTPClientRetryPolicy) -> HLSDownloadJob {
+        return HLSDownloadJob(
+            source: url, selection: selection ?? HLSSelection(),
+            options: HLSDownloadOptions(
+                connections: connections, decrypt: decrypt, headers: requestHeaders, retry: retry,
+                progressInterval: .milliseconds(100)),
+            packageDirectory: URL(fileURLWithPath: location, isDirectory: true))
+    }
+
+    /// Whether the task keeps its data in a folder of its own, made by the manager (named by the
+    /// task id), which it may empty and delete; `false` for a place the user chose
+    /// (``DownloadRequest/location``).
+    var ownsFolder: Bool {
+        let url = URL(fileURLWithPath: location)
+        return (kind == .hls ? url : url.deletingLastPathComponent()).lastPathComponent == id
+    }
+
+    /// The request headers.
+    var requestHeaders: HTTPHeaders {
+        var result = HTTPHeaders()
+        for line in headers {
+            if let colon = line.firstIndex(of: ":") {
+                result.add(
+                    String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            }
+        }
+        return result
+    }
+}
+
+/// A finished item that plays with no network (seed 003's local videos).
+public struct LocalDownloadItem: Hashable, Sendable {
+    /// The task id.
+    public var id: String
+    /// The title.
+    public var title: String
+    /// Video or audio.
+    public var fileType: DownloadFileType
+    /// What to open: the package's `index.m3u8`, or the file.
+    public var playableFile: URL
+    /// Bytes on disk.
+    public var byteCount: Int64
+}

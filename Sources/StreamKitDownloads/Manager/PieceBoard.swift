@@ -1,0 +1,87 @@
+import StreamKitCore
+
+/// Which bytes of a progressive file each range connection is fetching, as a pure value.
+///
+/// A connection with nothing to do takes the largest range nobody fetches; when there is none it
+/// takes the upper half of the largest range another connection still has ahead of it (the other
+/// connection stops where the half begins). Starting N connections on one empty file therefore
+/// splits it into N nearly equal pieces, and a connection that finishes early keeps helping the
+/// slowest. Bytes are *claimed* before they are written and *done* once written, so a half taken
+/// never overlaps bytes another connection is writing.
+public struct PieceBoard: Hashable, Sendable {
+    /// The file's length.
+    public let length: Int64
+    /// Bytes written.
+    public private(set) var done: ByteRangeSet
+    /// What each connection has ahead of it: from its claimed cursor to its end.
+    public private(set) var assigned: [Int: ByteRange] = [:]
+    /// A connection takes half of another's range only when that half is at least this long.
+    public let minimumSteal: Int64
+
+    /// Creates a board for a file of `length` bytes of which `done` are in place.
+    public init(length: Int64, done: ByteRangeSet, minimumSteal: Int64 = 256 << 10) {
+        self.length = length
+        self.done = done
+        self.minimumSteal = max(1, minimumSteal)
+    }
+
+    /// Whether every byte is done.
+    public var isComplete: Bool { done.contains(ByteRange(0, length)) }
+
+    /// The bytes nobody has: not done, not ahead of any connection.
+    public var free: ByteRangeSet {
+        var result = ByteRangeSet(done.gaps(in: ByteRange(0, length)))
+        for range in assigned.values { result.remove(range) }
+        return result
+    }
+
+    /// Gives `worker` its next range, or `nil` when there is nothing left worth taking.
+    public mutating func nextPiece(for worker: Int) -> ByteRange? {
+        assigned[worker] = nil
+        if let largest = free.ranges.max(by: { $0.count < $1.count }) {
+            assigned[worker] = largest
+            return largest
+        }
+        // The largest remaining piece; on a tie, the lowest connection's (a deterministic choice).
+        guard
+            let (victim, range) = assigned.max(by: {
+                $0.value.count != $1.value.count ? $0.value.count < $1.value.count : $0.key > $1.key
+            }),
+            range.count / 2 >= minimumSteal
+        else { return nil }
+        let middle = range.lowerBound + range.count / 2
+        assigned[victim] = ByteRange(range.lowerBound, middle)
+        let piece = ByteRange(middle, range.upperBound)
+        assigned[worker] = piece
+        return piece
+    }
+
+    /// Gives `worker` the range from `offset` to the end of the free range holding it (the first
+    /// connection, whose open-ended request started there before the length was known).
+    public mutating func assign(_ worker: Int, from offset: Int64) -> ByteRange? {
+        guard let range = free.ranges.first(where: { $0.contains(offset) }) else { return nil }
+        let piece = ByteRange(offset, range.upperBound)
+        assigned[worker] = piece
+        return piece
+    }
+
+    /// Claims the part of `range` that `worker` may write: from its cursor, up to its end (which
+    /// may have moved down since it asked). Returns the bytes to write, or `nil` when the worker
+    /// has reached its end and must stop.
+    public mutating func claim(_ worker: Int, _ range: ByteRange) -> ByteRange? {
+        guard let ahead = assigned[worker], range.lowerBound == ahead.lowerBound,
+            let part = range.intersection(ahead)
+        else { return nil }
+        assigned[worker] = ByteRange(part.upperBound, ahead.upperBound)
+        return part
+    }
+
+    /// Records bytes as written.
+    public mutating func markDone(_ range: ByteRange) { done.insert(range) }
+
+    /// Whether `worker` has reached its end.
+    public func isFinished(_ worker: Int) -> Bool { assigned[worker].map(\.isEmpty) ?? true }
+
+    /// Drops `worker`'s range (it failed or stopped): what it had not written becomes free.
+    public mutating func release(_ worker: Int) { assigned[worker] = nil }
+}

@@ -1,0 +1,381 @@
+import Foundation
+import StreamKitCore
+import StreamKitHTTP
+import StreamKitHTTPClient
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Makes file writes fail on purpose, to test what a full disk does (a tmpfs cannot be mounted
+/// without root). While ``errorCode`` is set every write of downloaded bytes fails with it.
+public final class WriteFaultInjector: Sendable {
+    private let code = Mutex<Int32?>(nil)
+    /// Creates an injector that lets writes through.
+    public init() {}
+    /// The `errno` writes fail with (such as `ENOSPC`), or `nil` to let them through.
+    public var errorCode: Int32? {
+        get { code.withLock { $0 } }
+        set { code.withLock { $0 = newValue } }
+    }
+}
+
+/// How a progressive file is fetched.
+public struct RangedFileOptions: Sendable {
+    /// Range connections at once (default 4).
+    public var connections: Int
+    /// The shortest half a connection takes from another.
+    public var minimumSteal: Int64
+    /// Errors in a row, with no byte written in between, after which the task fails.
+    public var maximumConsecutiveFailures: Int
+    /// The wait after the first error; it doubles with each further error in a row.
+    public var initialBackoff: Duration
+    /// The longest wait between attempts.
+    public var maximumBackoff: Duration
+    /// How often the range set is flushed and saved while bytes arrive.
+    public var saveInterval: Duration
+    /// Fails writes on purpose (tests).
+    public var writeFaults: WriteFaultInjector?
+
+    /// Creates options.
+    public init(
+        connections: Int = 4, minimumSteal: Int64 = 256 << 10, maximumConsecutiveFailures: Int = 5,
+        initialBackoff: Duration = .milliseconds(500), maximumBackoff: Duration = .seconds(8),
+        saveInterval: Duration = .seconds(1), writeFaults: WriteFaultInjector? = nil
+    ) {
+        self.connections = max(1, connections)
+        self.minimumSteal = minimumSteal
+        self.maximumConsecutiveFailures = max(1, maximumConsecutiveFailures)
+        self.initialBackoff = initialBackoff
+        self.maximumBackoff = maximumBackoff
+        self.saveInterval = saveInterval
+        self.writeFaults = writeFaults
+    }
+}
+
+/// Fetches one progressive file over several range connections into a partial file, resuming from
+/// a ``FileResumeState``: pieces split and stolen by ``PieceBoard``, every range request sent with
+/// `If-Range` (RFC 9110 §13.1.5), and one connection when the server ignores `Range`.
+final class RangedFileDownloader: Sendable {
+    struct Shared {
+        var board: PieceBoard?
+        var state: FileResumeState
+        var rangesSupported = false
+        var consecutiveFailures = 0
+    }
+
+    /// Another connection saw the representation change: everything starts over.
+    struct RepresentationChanged: Error {}
+
+    let client: HTTPClient
+    let url: String
+    let headers: HTTPHeaders
+    let partialPath: String
+    let options: RangedFileOptions
+    let shared: Mutex<Shared>
+    let onProgress: @Sendable (_ done: Int64, _ length: Int64?) -> Void
+    let save: @Sendable (FileResumeState) async throws -> Void
+    let taskID: String
+
+    init(
+        client: HTTPClient, url: String, headers: HTTPHeaders, partialPath: String, options: RangedFileOptions,
+        initial: FileResumeState, taskID: String, onProgress: @escaping @Sendable (Int64, Int64?) -> Void,
+        save: @escaping @Sendable (FileResumeState) async throws -> Void
+    ) {
+        self.client = client
+        self.url = url
+        self.headers = headers
+        self.partialPath = partialPath
+        self.options = options
+        self.shared = Mutex(Shared(state: initial))
+        self.taskID = taskID
+        self.onProgress = onProgress
+        self.save = save
+    }
+
+    /// Fetches every missing byte; returns the final state (complete).
+    func run() async throws -> FileResumeState {
+        let descriptor = open(partialPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw DownloadManagerError(
+                .fileSystem, "cannot open \(partialPath): \(String(cString: strerror(errno)))", taskID: taskID)
+        }
+        defer { close(descriptor) }
+        var restarts = 0
+        while true {
+            do {
+                try await runOnce(descriptor)
+                let state = try await flushAndSave(descriptor)
+                return state
+            } catch is RepresentationChanged {
+                restarts += 1
+                guard restarts <= 2 else {
+                    throw DownloadManagerError(
+                        .transfer, "\(url) kept changing while it was downloaded", taskID: taskID)
+                }
+                shared.withLock { $0 = Shared(state: FileResumeState()) }
+                _ = ftruncate(descriptor, 0)
+                _ = try? await flushAndSave(descriptor)
+            } catch {
+                _ = try? await flushAndSave(descriptor)
+                throw error
+            }
+        }
+    }
+
+    // MARK: One pass
+
+    private func runOnce(_ descriptor: Int32) async throws {
+        let initial = shared.withLock { $0.state }
+        if let length = initial.length, initial.done.contains(ByteRange(0, length)) { return }
+        // The first connection asks from the first missing byte, open-ended: the answer gives the
+        // length and whether ranges work before the file is split.
+        // With the length known (a resume) it asks for exactly the first gap.
+        var first = ByteRange(0, Int64.max / 4)
+        if let length = initial.length, let gap = initial.done.gaps(in: ByteRange(0, length)).first { first = gap }
+        let (response, pieceStart) = try await probe(
+            first, closed: initial.length != nil, initial: initial, descriptor: descriptor)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await self.consume(response.body, worker: 0, from: pieceStart, descriptor: descriptor)
+                try await self.workLoop(worker: 0, descriptor: descriptor)
+            }
+            let parallel = shared.withLock { $0.rangesSupported }
+            if parallel {
+                for worker in 1..<options.connections {
+                    group.addTask { try await self.workLoop(worker: worker, descriptor: descriptor) }
+                }
+            }
+            group.addTask { try await self.saveLoop(descriptor) }
+            // The save loop never ends by itself: wait for the workers, then stop it.
+            var workersLeft = parallel ? options.connections : 1
+            while workersLeft > 0 {
+                try await group.next()
+                workersLeft -= 1
+            }
+            group.cancelAll()
+            try? await group.next()
+        }
+        let complete = shared.withLock { shared in
+            guard let board = shared.board else { return false }
+            shared.state.done = board.done
+            if shared.state.length == nil { shared.state.length = board.done.byteCount }
+            return shared.state.length.map { board.done.contains(ByteRange(0, $0)) } ?? false
+        }
+        guard complete else {
+            throw DownloadManagerError(.transfer, "\(url) ended before every byte arrived", taskID: taskID)
+        }
+    }
+
+    /// Sends the first request and sets up the board from its answer.
+    private func probe(
+        _ first: ByteRange, closed: Bool, initial: FileResumeState, descriptor: Int32
+    ) async throws -> (HTTPClientResponse, Int64) {
+        let start = first.lowerBound
+        while true {
+            var request = HTTPClientRequest(url: url, headers: headers)
+            request.range = closed ? .closed(first: start, last: first.upperBound - 1) : .from(first: start)
+            request.ifRange = start > 0 ? initial.validator : nil
+            let response: HTTPClientResponse
+            do {
+                response = try await client.execute(request)
+            } catch let error as HTTPClientError {
+                try await failed(error, worker: nil)
+                continue
+            }
+            switch response.head.rangeOutcome {
+            case .partial(let contentRange):
+                guard let length = contentRange.completeLength else {
+                    response.body.cancel()
+                    throw DownloadManagerError(
+                        .transfer, "\(url) answered a range without its complete length", taskID: taskID)
+                }
+                shared.withLock { shared in
+                    if let known = shared.state.length, known != length { shared.state.done = ByteRangeSet() }
+                    shared.state.length = length
+                    if shared.state.validator == nil || start == 0 {
+                        shared.state.validator = response.head.ifRangeValidator
+                    }
+                    shared.rangesSupported = true
+                    var board = PieceBoard(length: length, done: shared.state.done, minimumSteal: options.minimumSteal)
+                    _ = board.assign(0, from: start)
+                    shared.board = board
+                }
+                return (response, start)
+            case .ignored(let changed):
+                // The whole representation from byte 0: a new one (If-Range failed), or a server
+                // that ignores Range (then one connection does it all).
+                let length = response.head.completeLength
+                if !initial.done.isEmpty { _ = ftruncate(descriptor, 0) }
+                shared.withLock { shared in
+                    shared.state = FileResumeState(length: length, validator: response.head.ifRangeValidator)
+                    shared.rangesSupported = changed == true && length != nil
+                    var board = PieceBoard(
+                        length: length ?? Int64.max / 4, done: ByteRangeSet(), minimumSteal: options.minimumSteal)
+                    _ = board.assign(0, from: 0)
+                    shared.board = board
+                }
+                return (response, 0)
+            case .notSatisfiable:
+                response.body.cancel()
+                // The file shrank below what was kept: start over.
+                shared.withLock { $0.state = FileResumeState() }
+                _ = ftruncate(descriptor, 0)
+                throw RepresentationChanged()
+            case .notRequested, .notApplicable:
+                response.body.cancel()
+                try await failed(
+                    HTTPClientError.unexpectedStatus(response.status, url: response.url, retryAfter: nil), worker: nil)
+            }
+        }
+    }
+
+    /// Takes pieces until there are none.
+    private func workLoop(worker: Int, descriptor: Int32) async throws {
+        while true {
+            try Task.checkCancellation()
+            let next: (ByteRange, HTTPClientRequest.IfRange?)? = shared.withLock { shared in
+                guard let piece = shared.board?.nextPiece(for: worker) else { return nil }
+                return (piece, shared.state.validator)
+            }
+            guard let (piece, validator) = next else { return }
+            var request = HTTPClientRequest(url: url, headers: headers)
+            request.range = .closed(first: piece.lowerBound, last: piece.upperBound - 1)
+            request.ifRange = validator
+            do {
+                let response = try await client.execute(request)
+                switch response.head.rangeOutcome {
+                case .partial:
+                    try await consume(response.body, worker: worker, from: piece.lowerBound, descriptor: descriptor)
+                case .ignored(let changed):
+                    response.body.cancel()
+                    if changed == true { throw RepresentationChanged() }
+                    throw DownloadManagerError(
+                        .transfer, "\(url) answered bytes \(piece) with the whole file (HTTP \(response.status))",
+                        taskID: taskID)
+                default:
+                    response.body.cancel()
+                    throw HTTPClientError.unexpectedStatus(response.status, url: response.url, retryAfter: nil)
+                }
+            } catch let error as HTTPClientError {
+                shared.withLock { _ = $0.board?.release(worker) }
+                try await failed(error, worker: worker)
+            }
+        }
+    }
+
+    /// Writes a body from `offset` while the board lets `worker` go on.
+    private func consume(
+        _ body: HTTPClientResponse.Body, worker: Int, from start: Int64, descriptor: Int32
+    ) async throws {
+        var offset = start
+        do {
+            for try await chunk in body {
+                let range = ByteRange(offset, offset + Int64(chunk.count))
+                guard let part = shared.withLock({ $0.board?.claim(worker, range) }) else {
+                    body.cancel()
+                    return
+                }
+                try write(chunk, count: Int(part.count), at: part.lowerBound, descriptor: descriptor)
+                let (done, length, finished) = shared.withLock { shared in
+                    shared.board?.markDone(part)
+                    shared.consecutiveFailures = 0
+                    return (
+                        shared.board?.done.byteCount ?? 0, shared.state.length, shared.board?.isFinished(worker) ?? true
+                    )
+                }
+                onProgress(done, length)
+                offset = part.upperBound
+                if part.count < Int64(chunk.count) || finished {
+                    body.cancel()
+                    return
+                }
+            }
+        } catch let error as DownloadManagerError {
+            body.cancel()
+            shared.withLock { _ = $0.board?.release(worker) }
+            throw error
+        }
+        // The body ended: a whole-file answer of unknown length ends here; otherwise it must have
+        // reached the end of the piece.
+        let ok = shared.withLock { shared -> Bool in
+            if shared.state.length == nil, let board = shared.board {
+                shared.state.length = board.done.byteCount
+                var finalBoard = PieceBoard(length: board.done.byteCount, done: board.done)
+                finalBoard.release(worker)
+                shared.board = finalBoard
+                return true
+            }
+            return shared.board?.isFinished(worker) ?? true
+        }
+        if !ok {
+            shared.withLock { _ = $0.board?.release(worker) }
+            throw HTTPClientError(.truncatedBody, url: url, detail: "the body ended at byte \(offset)")
+        }
+    }
+
+    private func write(_ chunk: [UInt8], count: Int, at offset: Int64, descriptor: Int32) throws {
+        if let code = options.writeFaults?.errorCode { throw writeError(code, offset) }
+        var written = 0
+        try chunk.withUnsafeBytes { buffer in
+            while written < count {
+                let result = pwrite(
+                    descriptor, buffer.baseAddress! + written, count - written, off_t(offset) + off_t(written))
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    throw writeError(errno, offset + Int64(written))
+                }
+                written += result
+            }
+        }
+    }
+
+    private func writeError(_ code: Int32, _ offset: Int64) -> DownloadManagerError {
+        DownloadManagerError(
+            code == ENOSPC || code == EDQUOT ? .diskFull : .fileSystem,
+            "writing \(partialPath) at byte \(offset): \(String(cString: strerror(code)))", taskID: taskID)
+    }
+
+    /// Counts an error; fails the task when it is not retryable or too many came in a row; else waits.
+    private func failed(_ error: HTTPClientError, worker: Int?) async throws {
+        if error.kind == .cancelled || Task.isCancelled { throw CancellationError() }
+        let retryable =
+            HTTPClientRetryPolicy.isRetryable(error)
+            || (error.kind == .unexpectedStatus && error.status.map(HTTPClientRetryPolicy.isRetryable) == true)
+        let failures = shared.withLock { shared in
+            shared.consecutiveFailures += 1
+            return shared.consecutiveFailures
+        }
+        guard retryable, failures < options.maximumConsecutiveFailures else {
+            throw DownloadManagerError(
+                .transfer, retryable ? "\(error) (\(failures) errors in a row with no progress)" : "\(error)",
+                taskID: taskID)
+        }
+        var delay = options.initialBackoff
+        for _ in 1..<failures { delay = min(options.maximumBackoff, delay * 2) }
+        try await Task.sleep(for: delay)
+    }
+
+    private func saveLoop(_ descriptor: Int32) async throws {
+        while true {
+            try await Task.sleep(for: options.saveInterval)
+            _ = try? await flushAndSave(descriptor)
+        }
+    }
+
+    /// Flushes the file, then saves the range set: a saved byte is always on disk.
+    @discardableResult
+    private func flushAndSave(_ descriptor: Int32) async throws -> FileResumeState {
+        let state = shared.withLock { shared in
+            if let board = shared.board { shared.state.done = board.done }
+            return shared.state
+        }
+        // fdatasync can block for seconds on a busy disk: not on a thread of the cooperative pool.
+        _ = await offCooperativePool { fdatasync(descriptor) }
+        try await save(state)
+        return state
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import StreamKitCore
+import StreamKitHTTP
+import StreamKitHTTPServer
+import StreamKitMediaCache
+
+/// The offline media server: the library under `/library/ID/...`, the library page at `/`, the
+/// caching proxy's `/proxy/file` and `/proxy/hls` when given a ``MediaCache``, and whatever routes
+/// the caller adds (the queue's `/api/...`).
+///
+/// ```swift
+/// let server = try MediaServer.start(configuration: .init(libraryRoot: "/path/to/library"))
+/// print(server.baseURL, server.accessToken)
+/// await server.shutdown()
+/// ```
+public final class MediaServer: Sendable {
+    /// Where the library is and how the HTTP server listens.
+    public struct Configuration: Sendable {
+        /// The library directory: one folder per item.
+        public var libraryRoot: String
+        /// The HTTP server's address, limits, allowed hosts and origins.
+        public var http: HTTPServerConfiguration
+        /// Reads the download queue for the page and `GET /api/tasks`; none shows no queue.
+        public var queue: (@Sendable () throws -> [QueueTaskSummary])?
+        /// The cache the proxy routes read through; no proxy routes when `nil`.
+        public var cache: MediaCache?
+        /// Whether to run the proxy's path once at start, in the background, against a throwaway
+        /// origin and cache (``ProxyWarmUp``), so that a player's first request is as quick as
+        /// the next ones (``proxyWarmedUp()`` returns when it is done). For long-running servers
+        /// (`streamkit serve`, `play`); off by default.
+        public var warmsUpProxy = false
+
+        /// Serves `libraryRoot` with the HTTP settings `http` (loopback, a free port by default),
+        /// the queue `queue` reads, and the caching proxy when `cache` is given.
+        public init(
+            libraryRoot: String, http: HTTPServerConfiguration = HTTPServerConfiguration(),
+            queue: (@Sendable () throws -> [QueueTaskSummary])? = nil, cache: MediaCache? = nil
+        ) {
+            self.libraryRoot = libraryRoot
+            self.http = http
+            self.queue = queue
+            self.cache = cache
+        }
+    }
+
+    /// The running HTTP server.
+    public let http: HTTPServer
+    /// The library it serves.
+    public let library: MediaLibrary
+    private let warmUp: Task<Void, Never>?
+
+    private init(http: HTTPServer, library: MediaLibrary, warmUp: Task<Void, Never>?) {
+        self.http = http
+        self.library = library
+        self.warmUp = warmUp
+    }
+
+    /// Returns once the proxy's warm-up (``Configuration/warmsUpProxy``) is over and everything
+    /// it opened is closed and removed; at once when there is none.
+    public func proxyWarmedUp() async {
+        await warmUp?.value
+    }
+
+    /// `http://127.0.0.1:PORT/`.
+    public var baseURL: String { http.baseURL }
+    /// The port.
+    public var port: UInt16 { http.port }
+    /// The token routes that change state require (`Authorization: Bearer TOKEN`).
+    public var accessToken: String { http.accessToken }
+
+    /// Starts serving.
+    ///
+    /// - Parameters:
+    ///   - configuration: The library and the HTTP settings.
+    ///   - additionalRoutes: Routes tried after the library's own.
+    ///   - logger: Where the server reports.
+    /// - Throws: ``SystemError`` when the library is not a directory or the address cannot be bound.
+    public static func start(
+        configuration: Configuration, additionalRoutes: HTTPRouter = HTTPRouter(), logger: Logger = .disabled
+    ) throws -> MediaServer {
+        let library = try MediaLibrary(root: configuration.libraryRoot)
+        var router = try routes(for: library, queue: configuration.queue)
+        if let cache = configuration.cache {
+            router.append(
+                contentsOf: ProxyRoutes.routes(
+                    cache: cache, allowedOrigins: configuration.http.allowedOrigins,
+                    loopbackClientsOnly: !configuration.http.isLoopbackOnly))
+        }
+        router.append(contentsOf: additionalRoutes)
+        let http = try HTTPServer.start(configuration: configuration.http, router: router, logger: logger)
+        var warmUp: Task<Void, Never>?
+        if let cache = configuration.cache, configuration.warmsUpProxy {
+            warmUp = ProxyWarmUp.start(client: cache.client, logger: logger)
+        }
+        return MediaServer(http: http, library: library, warmUp: warmUp)
+    }
+
+    /// The library's routes (and the queue's, when there is one), for composing into another router.
+    public static func routes(
+        for library: MediaLibrary, queue: (@Sendable () throws -> [QueueTaskSummary])? = nil
+    ) throws -> HTTPRouter {
+        let files = try HTTPStaticFileResponder(root: library.root)
+        var router = HTTPRouter()
+        router.get("/") { _ in
+            .html(LibraryPage.html(items: try library.items(), tasks: try queue?()))
+        }
+        // The queue as JSON: `{"tasks": [...]}`, every field of ``QueueTaskSummary``; empty without a queue.
+        router.get("/api/tasks") { _ in
+            struct Body: Encodable { let tasks: [QueueTaskSummary] }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            return .json(Array(try encoder.encode(Body(tasks: try queue?() ?? []))))
+        }
+        router.get("/library") { _ in .redirect(to: "/") }
+        router.get("/library/:id") { request in
+            .redirect(to: "/library/\(request.rawRouteParameter("id") ?? "")/\(MediaLibrary.entryName)")
+        }
+        // Static files never wait on anything but the local disk's metadata: answered on the loop.
+        router.add(
+            .get, "/library/:id/*path",
+            runsOnEventLoop: { request in
+                if request.rawRouteParameter("path")?.isEmpty ?? true { return .redirect(to: MediaLibrary.entryName) }
+                // The item and the path inside it: the request's path after `/library/`, as sent.
+                return files.respond(to: request, rawPath: String(request.path.dropFirst("/library/".count)))
+            })
+        return router
+    }
+
+    /// Stops accepting and finishes the responses in flight (up to `gracePeriod`).
+    public func shutdown(gracePeriod: Duration = .seconds(10)) async {
+        await http.shutdown(gracePeriod: gracePeriod)
+    }
+
+    /// Returns once the server has stopped.
+    public func waitUntilStopped() async {
+        await http.waitUntilStopped()
+    }
+}

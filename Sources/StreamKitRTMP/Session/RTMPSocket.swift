@@ -1,0 +1,423 @@
+import Dispatch
+import StreamKitCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The TCP session under an RTMP connection: connect to a host (port 1935 by default), status
+/// events, read, write, disconnect, with a connect timeout and an idle timeout.
+///
+/// An actor owns one non-blocking POSIX socket. Waiting for it to become readable or writable
+/// holds no thread: a Dispatch source wakes the waiting task. Status events mirror the stream
+/// events of the original Objective-C session (opened, bytes available, space available, error,
+/// end) and are delivered on ``events``; reading and writing do not depend on anyone listening.
+public actor RTMPSocket {
+    /// A change in the session's status.
+    public enum Event: Hashable, Sendable {
+        /// The TCP connection is open.
+        case opened
+        /// Bytes are available to read.
+        case readable
+        /// The socket accepts more bytes.
+        case writable
+        /// The connection failed.
+        case error(RTMPError)
+        /// The peer closed the connection.
+        case ended
+    }
+
+    /// Timeouts and buffer size.
+    public struct Configuration: Hashable, Sendable {
+        /// How long a TCP connect may take.
+        public var connectTimeout: Duration
+        /// How long a read or write may wait with no progress; `nil` waits for ever.
+        public var idleTimeout: Duration?
+        /// The most bytes one ``read(maxLength:)`` returns by default (4 KB, as the original session read).
+        public var readSize: Int
+        /// After a read, wait at least this long before the next wake-up for data, so that bytes
+        /// gather in the kernel and are read in fewer, larger reads: less CPU for a recorder that
+        /// does not need each message the moment it arrives. `nil` reads data as soon as it comes.
+        /// (Applies with the epoll reactor on Linux.)
+        public var readCoalescing: Duration?
+
+        public init(
+            connectTimeout: Duration = .seconds(10), idleTimeout: Duration? = .seconds(30), readSize: Int = 4_096,
+            readCoalescing: Duration? = nil
+        ) {
+            self.connectTimeout = connectTimeout
+            self.idleTimeout = idleTimeout
+            self.readSize = readSize
+            self.readCoalescing = readCoalescing
+        }
+    }
+
+    public let configuration: Configuration
+    /// Status events, newest kept when nobody reads them.
+    public nonisolated let events: AsyncStream<Event>
+    private let eventContinuation: AsyncStream<Event>.Continuation
+    private let queue = DispatchQueue(label: "streamkit.rtmp.socket")
+    private var connection: Connection?
+    private var peer = ""
+    private var hasEnded = false
+    /// Reused for every read, so that a large read size costs no allocation per read.
+    private var scratch: [UInt8] = []
+
+    /// Whether a connection is open, shared with the readiness callbacks.
+    private final class OpenFlag: Sendable {
+        let value = Atomic(false)
+    }
+
+    /// One connected descriptor and what wakes its waiters: the process's epoll reactor on
+    /// Linux, Dispatch sources elsewhere. The descriptor is closed once nothing watches it.
+    private final class Connection: Sendable {
+        /// The two ways to wait for readiness.
+        private enum Waker {
+            #if os(Linux)
+            case reactor(SocketReactor)
+            #endif
+            case dispatch(read: SocketReadiness, write: SocketReadiness)
+        }
+
+        let descriptor: Int32
+        /// Readiness is reported as events only once the connection is open.
+        let isOpen = OpenFlag()
+        private let isClosed = OpenFlag()
+        private let onReadable: @Sendable () -> Void
+        private let onWritable: @Sendable () -> Void
+        private let waker: Waker
+
+        init(descriptor: Int32, queue: DispatchQueue, events: AsyncStream<Event>.Continuation) {
+            self.descriptor = descriptor
+            let isOpen = self.isOpen
+            let onReadable: @Sendable () -> Void = {
+                if isOpen.value.load(ordering: .acquiring) { events.yield(.readable) }
+            }
+            let onWritable: @Sendable () -> Void = {
+                if isOpen.value.load(ordering: .acquiring) { events.yield(.writable) }
+            }
+            self.onReadable = onReadable
+            self.onWritable = onWritable
+            #if os(Linux)
+            if let reactor = SocketReactor.shared {
+                waker = .reactor(reactor)
+                return
+            }
+            #endif
+            let remaining = Atomic(2)
+            let closeWhenReleased: @Sendable () -> Void = {
+                if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { closeDescriptor(descriptor) }
+            }
+            waker = .dispatch(
+                read: SocketReadiness(
+                    descriptor: descriptor, direction: .read, queue: queue, onReady: onReadable,
+                    onCancelled: closeWhenReleased),
+                write: SocketReadiness(
+                    descriptor: descriptor, direction: .write, queue: queue, onReady: onWritable,
+                    onCancelled: closeWhenReleased))
+        }
+
+        /// Waits until the socket is ready for `direction`, `timeout` passes, or the task is
+        /// cancelled; see ``SocketReactor`` for `coalescing`.
+        func wait(
+            _ direction: ReadinessDirection, timeout: Duration?, coalescing: Duration? = nil
+        ) async -> ReadinessOutcome {
+            switch waker {
+            #if os(Linux)
+            case .reactor(let reactor):
+                await reactor.wait(
+                    descriptor, direction, timeout: timeout, coalescing: coalescing,
+                    onReady: direction == .read ? onReadable : onWritable)
+            #endif
+            case .dispatch(let read, let write):
+                await (direction == .read ? read : write).wait(timeout: timeout)
+            }
+        }
+
+        /// Reports the next arrival of data as a `readable` event, with nobody waiting.
+        func watchReadable() {
+            switch waker {
+            #if os(Linux)
+            case .reactor(let reactor): reactor.notify(descriptor, .read, onReady: onReadable)
+            #endif
+            case .dispatch(let read, _): read.arm()
+            }
+        }
+
+        func close() {
+            guard !isClosed.value.exchange(true, ordering: .acquiringAndReleasing) else { return }
+            switch waker {
+            #if os(Linux)
+            case .reactor(let reactor):
+                reactor.remove(descriptor)
+                closeDescriptor(descriptor)
+            #endif
+            case .dispatch(let read, let write):
+                read.cancel()
+                write.cancel()
+            }
+        }
+    }
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        (events, eventContinuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(64))
+    }
+
+    deinit {
+        connection?.close()
+        eventContinuation.finish()
+    }
+
+    /// Whether a connection is open.
+    public var isConnected: Bool { connection != nil }
+
+    /// Opens a TCP connection to `host` and `port`, closing any open one first.
+    ///
+    /// - Throws: ``RTMPError`` (connection failed, connect timed out).
+    public func connect(host: String, port: UInt16 = RTMPURL.defaultPort) async throws(RTMPError) {
+        disconnect()
+        hasEnded = false
+        peer = "\(host):\(port)"
+        let deadline = ContinuousClock.now + configuration.connectTimeout
+        var lastError = "no address"
+        for address in try Self.resolve(host: host, port: port) {
+            let descriptor = socket(address.family, Int32(SOCK_STREAM.rawValue), 0)
+            guard descriptor >= 0 else {
+                lastError = SystemError.current("socket").reason
+                continue
+            }
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+            var one: Int32 = 1
+            setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            #if canImport(Darwin)
+            setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+            #endif
+            let candidate = Connection(descriptor: descriptor, queue: queue, events: eventContinuation)
+            let result = address.storage.withUnsafeBytes {
+                connectDescriptor(descriptor, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), address.length)
+            }
+            if result != 0 && errno != EINPROGRESS {
+                lastError = SystemError.current("connect").reason
+                candidate.close()
+                continue
+            }
+            if result != 0 {
+                let remaining = deadline - ContinuousClock.now
+                let outcome = await candidate.wait(.write, timeout: remaining > .zero ? remaining : .zero)
+                if outcome != .ready {
+                    candidate.close()
+                    if outcome == .timedOut {
+                        throw .connectTimedOut(host: host, port: port, after: configuration.connectTimeout)
+                    }
+                    throw .connectionFailed(host: host, port: port, "cancelled")
+                }
+                var status: Int32 = 0
+                var length = socklen_t(MemoryLayout<Int32>.size)
+                getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &status, &length)
+                if status != 0 {
+                    lastError = SystemError(code: status, operation: "connect").reason
+                    candidate.close()
+                    continue
+                }
+            }
+            connection = candidate
+            eventContinuation.yield(.opened)
+            candidate.isOpen.value.store(true, ordering: .releasing)
+            candidate.watchReadable()
+            eventContinuation.yield(.writable)
+            return
+        }
+        throw .connectionFailed(host: host, port: port, lastError)
+    }
+
+    /// Reads up to `maxLength` bytes (``Configuration/readSize`` by default), waiting for some to arrive.
+    ///
+    /// - Parameter timeout: How long to wait for data; the idle timeout when `nil`.
+    /// - Returns: The bytes read; empty when the peer has closed the connection.
+    /// - Throws: ``RTMPError``: idle timeout, connection lost, or invalid state when not connected.
+    public func read(maxLength: Int? = nil, timeout: Duration? = nil) async throws(RTMPError) -> [UInt8] {
+        var buffer = ByteBuffer()
+        _ = try await read(appendingTo: &buffer, maxLength: maxLength, timeout: timeout)
+        return Array(buffer.readableBytesView)
+    }
+
+    /// Reads up to `maxLength` bytes onto the end of `buffer`, waiting for some to arrive.
+    ///
+    /// - Returns: The number of bytes read; 0 when the peer has closed the connection.
+    /// - Throws: As ``read(maxLength:timeout:)``.
+    public func read(
+        appendingTo buffer: inout ByteBuffer, maxLength: Int? = nil, timeout: Duration? = nil
+    )
+        async throws(RTMPError) -> Int
+    {
+        let limit = timeout ?? configuration.idleTimeout
+        while true {
+            if let count = try receive(appendingTo: &buffer, maxLength: maxLength, watchWhenDrained: false) {
+                return count
+            }
+            guard let connection else { throw .invalidState("read on a closed RTMP socket") }
+            switch await connection.wait(.read, timeout: limit, coalescing: configuration.readCoalescing) {
+            case .ready: continue
+            case .timedOut: throw .idleTimeout("data from \(peer)", after: limit ?? .zero)
+            case .cancelled: throw .connectionClosed("the socket to \(peer) was closed while reading")
+            }
+        }
+    }
+
+    /// Reads whatever is available now, without waiting.
+    ///
+    /// - Returns: The bytes, `nil` when none are available yet, empty when the peer has closed the connection.
+    public func readAvailable(maxLength: Int? = nil) throws(RTMPError) -> [UInt8]? {
+        var buffer = ByteBuffer()
+        guard try readAvailable(appendingTo: &buffer, maxLength: maxLength) != nil else { return nil }
+        return Array(buffer.readableBytesView)
+    }
+
+    /// Reads whatever is available now onto the end of `buffer`, without waiting.
+    ///
+    /// - Returns: The number of bytes read, `nil` when none are available yet, 0 when the peer has closed the connection.
+    public func readAvailable(appendingTo buffer: inout ByteBuffer, maxLength: Int? = nil) throws(RTMPError) -> Int? {
+        try receive(appendingTo: &buffer, maxLength: maxLength, watchWhenDrained: true)
+    }
+
+    /// One `recv`; when the socket is drained and nobody is about to wait, the next arrival is
+    /// reported as a `readable` event.
+    private func receive(
+        appendingTo buffer: inout ByteBuffer, maxLength: Int?, watchWhenDrained: Bool
+    ) throws(RTMPError)
+        -> Int?
+    {
+        guard let connection else {
+            if hasEnded { return 0 }
+            throw .invalidState("read on a closed RTMP socket")
+        }
+        let capacity = max(1, maxLength ?? configuration.readSize)
+        if scratch.count < capacity { scratch = [UInt8](repeating: 0, count: capacity) }
+        while true {
+            let received = scratch.withUnsafeMutableBytes { recv(connection.descriptor, $0.baseAddress, capacity, 0) }
+            if received > 0 {
+                buffer.writeBytes(scratch[0..<received])
+                return received
+            }
+            if received == 0 {
+                hasEnded = true
+                eventContinuation.yield(.ended)
+                return 0
+            }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK:
+                if watchWhenDrained { connection.watchReadable() }
+                return nil
+            default:
+                let error = RTMPError.connectionLost(SystemError.current("recv", subject: peer))
+                eventContinuation.yield(.error(error))
+                throw error
+            }
+        }
+    }
+
+    /// Writes every byte, waiting for the socket to accept more when it is full.
+    ///
+    /// - Throws: ``RTMPError``: idle timeout when nothing could be written for that long, connection lost.
+    public func write(_ bytes: ByteBuffer) async throws(RTMPError) {
+        try await write(bytes.readableBytesView)
+    }
+
+    /// Writes every byte, waiting for the socket to accept more when it is full.
+    ///
+    /// - Throws: ``RTMPError``: idle timeout when nothing could be written for that long, connection lost.
+    public func write(_ bytes: some Collection<UInt8> & Sendable) async throws(RTMPError) {
+        let contiguous: ArraySlice<UInt8> =
+            (bytes as? ArraySlice<UInt8>) ?? (bytes as? [UInt8])?[...] ?? ArraySlice(bytes)
+        var offset = contiguous.startIndex
+        while offset < contiguous.endIndex {
+            guard let connection else { throw .invalidState("write on a closed RTMP socket") }
+            let sent = contiguous[offset...].withUnsafeBytes { raw in
+                send(connection.descriptor, raw.baseAddress, raw.count, Self.sendFlags)
+            }
+            if sent >= 0 {
+                offset += sent
+                continue
+            }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK:
+                switch await connection.wait(.write, timeout: configuration.idleTimeout) {
+                case .ready: continue
+                case .timedOut: throw .idleTimeout("\(peer) to accept data", after: configuration.idleTimeout ?? .zero)
+                case .cancelled: throw .connectionClosed("the socket to \(peer) was closed while writing")
+                }
+            default:
+                let error = RTMPError.connectionLost(SystemError.current("send", subject: peer))
+                eventContinuation.yield(.error(error))
+                throw error
+            }
+        }
+    }
+
+    /// Sends FIN: no more bytes will be written, reading continues until the peer closes.
+    public func shutdownOutput() {
+        guard let connection else { return }
+        shutdown(connection.descriptor, Int32(SHUT_WR))
+    }
+
+    /// Closes the connection. Reading and writing afterwards fail with ``RTMPError/Kind/invalidState``.
+    public func disconnect() {
+        connection?.close()
+        connection = nil
+    }
+
+    /// Ends the event stream; call when the session is done for good.
+    public func finishEvents() { eventContinuation.finish() }
+
+    // MARK: Private
+
+    #if canImport(Darwin)
+    private static let sendFlags: Int32 = 0
+    #else
+    private static let sendFlags = Int32(MSG_NOSIGNAL)
+    #endif
+
+    private struct ResolvedAddress {
+        var family: Int32
+        var storage: [UInt8]
+        var length: socklen_t
+    }
+
+    private static func resolve(host: String, port: UInt16) throws(RTMPError) -> [ResolvedAddress] {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let first = list else {
+            throw .connectionFailed(host: host, port: port, String(cString: gai_strerror(status)))
+        }
+        defer { freeaddrinfo(list) }
+        var addresses: [ResolvedAddress] = []
+        var cursor: UnsafeMutablePointer<addrinfo>? = first
+        while let entry = cursor {
+            if let address = entry.pointee.ai_addr {
+                let length = Int(entry.pointee.ai_addrlen)
+                let bytes = Array(UnsafeRawBufferPointer(start: address, count: length))
+                addresses.append(
+                    ResolvedAddress(family: entry.pointee.ai_family, storage: bytes, length: entry.pointee.ai_addrlen))
+            }
+            cursor = entry.pointee.ai_next
+        }
+        return addresses
+    }
+}
+
+private func closeDescriptor(_ descriptor: Int32) { close(descriptor) }
+
+private func connectDescriptor(_ descriptor: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
+    connect(descriptor, address, length)
+}

@@ -1,0 +1,126 @@
+import Foundation
+import StreamKitCore
+import StreamKitHLS
+import StreamKitHTTP
+import StreamKitTestSupport
+import Testing
+
+@testable import StreamKitDownloads
+
+/// Live playlists from nginx-rtmp's HLS output, fed by ffmpeg publishing the FLV fixture in real
+/// time: recorded to a duration and left as VOD, each media sequence taken once.
+@Suite(.serialized, .requires(.nginxRTMP, .ffmpeg, .ffprobe)) struct LiveRecordingTests {
+    typealias Support = DownloadTestSupport
+
+    /// A live HLS origin: nginx-rtmp with 1-second fragments, kept on disk, and a publisher.
+    struct LiveOrigin {
+        let nginx: Nginx
+        let publisher: ChildProcess
+        var playlistURL: String { nginx.url("hls/live/show.m3u8").absoluteString }
+
+        static func start(seconds: Int) async throws -> LiveOrigin {
+            let flv = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: seconds, segmentSeconds: 1))
+            let nginx = try await Nginx.rtmp(applications: [
+                RTMPApplication(
+                    name: "live", hls: true, hlsFragmentSeconds: 1, hlsPlaylistSeconds: 4, hlsCleanup: false)
+            ])
+            let publisher = try ChildProcess(
+                executable: try Tool.ffmpeg.requirePath(),
+                arguments: [
+                    "-nostdin", "-loglevel", "error", "-re", "-i", flv.entryFile.path, "-c", "copy", "-f", "flv",
+                    nginx.rtmpURL(application: "live", stream: "show"),
+                ],
+                logName: "ffmpeg-publish")
+            let origin = LiveOrigin(nginx: nginx, publisher: publisher)
+            // Wait for the first fragments.
+            let playlist = nginx.directory.appendingPathComponent("hls/live/show.m3u8")
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline {
+                if let text = try? String(contentsOf: playlist, encoding: .utf8),
+                    text.components(separatedBy: "#EXTINF").count >= 3
+                {
+                    return origin
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            throw TestSupportError("nginx-rtmp wrote no HLS playlist:\n\(nginx.errorLog.suffix(2_000))")
+        }
+
+        func stop() async {
+            await publisher.stop()
+            await nginx.stop()
+        }
+    }
+
+    /// `liveDuration` 6 s: reloads until 6 s are recorded, then writes VOD with ENDLIST; every
+    /// segment equals nginx's fragment, none twice, and the package decodes to the frames of the
+    /// same fragments read from the origin.
+    @Test func recordsToADurationAndLeavesVOD() async throws {
+        let origin = try await LiveOrigin.start(seconds: 40)
+        let job = try Support.job(
+            origin.playlistURL, options: Support.fastOptions(liveDuration: .seconds(6)))
+        let started = ContinuousClock.now
+        let (result, events) = try await Support.run(job)
+        let elapsed = started.duration(to: .now)
+        #expect(result.live && result.status == .complete)
+        #expect(result.duration >= 6 && result.duration < 9, "\(result.duration) s recorded")
+        #expect(elapsed < .seconds(30), "took \(elapsed)")
+        #expect(events.contains { if case .recorded = $0 { true } else { false } }, "no reload added segments")
+        if case .planned(let summary) = events.first { #expect(summary.live) }
+
+        let package = job.packageDirectory
+        let local = try String(contentsOf: package.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
+        #expect(local.contains("#EXT-X-PLAYLIST-TYPE:VOD") && local.hasSuffix("#EXT-X-ENDLIST\n"))
+        // Each fragment once, byte-identical to the one nginx wrote.
+        let recorded = try #require(
+            try Playlist.parse(Data(contentsOf: package.appendingPathComponent(".streamkit/video.m3u8"))).playlist.media
+        )
+        let urls = recorded.segments.map(\.uri)
+        #expect(Set(urls).count == urls.count && urls.count >= 5, "\(urls)")
+        let mine = try Support.segmentFiles(ofPlaylist: package.appendingPathComponent("video/index.m3u8"))
+        #expect(mine.count == urls.count)
+        for (url, segment) in zip(urls, mine) {
+            let name = try #require(url.split(separator: "/").last)
+            let fragment = origin.nginx.directory.appendingPathComponent("hls/live/\(name)")
+            #expect(try Data(contentsOf: fragment) == Support.bytes(segment), "\(name)")
+        }
+        let fetched = try await origin.nginx.settledAccessLog().filter { $0.uri.hasSuffix(".ts") }.map(\.uri)
+        #expect(Set(fetched).count == fetched.count, "a fragment was fetched twice: \(fetched)")
+        #expect(
+            try await origin.nginx.settledAccessLog().filter { $0.uri.hasSuffix(".m3u8") }.count >= 3,
+            "the playlist was not reloaded")
+
+        // Decoded over HTTP: the package, and the same fragments from the origin.
+        let player = try await Support.serve(package.deletingLastPathComponent())
+        let ours = try await Support.decodedFrames(player.url("p/index.m3u8").absoluteString)
+        let theirs = try await Support.decodedFrames(package.appendingPathComponent(".streamkit/video.m3u8").path)
+        #expect(ours == theirs && ours.contains { $0.hasPrefix("video:") } && ours.contains { $0.hasPrefix("audio:") })
+        await player.stop()
+        await origin.stop()
+    }
+
+    /// `finishRecording()` (Ctrl-C in the CLI) stops taking segments and still leaves a VOD package.
+    @Test func finishingARecordingKeepsWhatWasRecorded() async throws {
+        let origin = try await LiveOrigin.start(seconds: 40)
+        let job = try Support.job(origin.playlistURL)
+        let (result, _) = try await Support.run(job) { event, download in
+            if case .progress(let progress) = event, (progress.recordedSeconds ?? 0) >= 5 { download.finishRecording() }
+        }
+        #expect(result.live && result.status == .complete && result.duration >= 5)
+        let local = try String(
+            contentsOf: job.packageDirectory.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
+        #expect(local.hasSuffix("#EXT-X-ENDLIST\n"))
+        let segments = try Support.segmentFiles(
+            ofPlaylist: job.packageDirectory.appendingPathComponent("video/index.m3u8"))
+        #expect(segments.allSatisfy { FileManager.default.fileExists(atPath: $0.path) })
+        let manifest = try Support.manifest(job.packageDirectory)
+        #expect(manifest.status == .complete && manifest.live && manifest.renditions.allSatisfy(\.ended))
+        #expect(manifest.files.allSatisfy { $0.state == "done" })
+        // Run again: the package is complete; nothing is fetched.
+        let before = try await origin.nginx.settledAccessLog().count
+        let (again, _) = try await Support.run(job)
+        #expect(again.filesFetched == 0 && again.duration == result.duration)
+        #expect(try await origin.nginx.settledAccessLog().count == before)
+        await origin.stop()
+    }
+}

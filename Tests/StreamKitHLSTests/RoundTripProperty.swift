@@ -1,0 +1,75 @@
+import Foundation
+import StreamKitHLS
+import Testing
+
+/// The property the fuzz target checks (Fuzz/HLSPlaylistParser): whatever parses leniently writes back to
+/// text that parses to an equal model, strict mode agrees when it accepts, and resolving never traps.
+enum RoundTripProperty {
+    static let playlistURL = URL(string: "https://example.com/live/index.m3u8?token=abc&v=1")!
+    static let imported = ["base": "https://cdn.example.com", "token": "xyz"]
+
+    static func check(_ bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
+        let options = PlaylistParseOptions(playlistURL: playlistURL, importedVariables: imported)
+        var strict = options
+        strict.strictness = .strict
+        let strictResult = try? Playlist.parse(bytes, options: strict)
+        guard let parsed = try? Playlist.parse(bytes, options: options) else {
+            #expect(strictResult == nil, sourceLocation: sourceLocation)
+            return
+        }
+        if let strictResult { #expect(strictResult.playlist == parsed.playlist, sourceLocation: sourceLocation) }
+        let text = parsed.playlist.serialized()
+        do {
+            let again = try Playlist.parse(text, options: options)
+            #expect(
+                again.playlist == parsed.playlist, "round trip changed the model:\n\(text)",
+                sourceLocation: sourceLocation)
+            #expect(again.playlist.serialized() == text, sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("written playlist does not parse: \(error)\n\(text)", sourceLocation: sourceLocation)
+        }
+        if case .media(let media) = parsed.playlist {
+            #expect(media.resolvedSegments(baseURL: playlistURL.absoluteString).count == media.segments.count)
+        }
+    }
+}
+
+/// Inputs the fuzzer (Fuzz/HLSPlaylistParser) found, reduced by hand, with what must happen now.
+@Suite struct FuzzRegressionTests {
+    @Test func anUnquotedValueHoldingAQuoteIsAnError() throws {
+        // Found: URI=5555"filePart.mp4" was read as a URI with quotes in it, which the writer could not keep.
+        let text = "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXT-X-PART:DURATION=1,URI=5\"p.mp4\"\n"
+        RoundTripProperty.check(Array(text.utf8))
+        let error = try #require(throws: PlaylistError.self) { try Playlist.parse(text) }
+        #expect(error.description == "line 3: the unquoted value of URI in EXT-X-PART holds a double quote")
+        // A quoted value where an unquoted one belongs may not hold a comma either.
+        let quoted = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,HDCP-LEVEL=\"TYPE,0\"\nv.m3u8\n"
+        RoundTripProperty.check(Array(quoted.utf8))
+        #expect(throws: PlaylistError.self) { try Playlist.parse(quoted) }
+    }
+
+    @Test func aCarriageReturnInsideAnUnknownTag() throws {
+        // Found: "#EXT\rX-TARGETDURATION:15" was kept as an unknown tag whose CR the writer dropped.
+        let bytes = Array("#EXTM3U\n#EXT\rX-TARGETDURATION:15\n#EXTINF:1,\na.ts\n".utf8)
+        RoundTripProperty.check(bytes)
+        let error = try #require(throws: PlaylistError.self) { try Playlist.parse(bytes) }
+        #expect(error.line == 2)
+    }
+
+    @Test func linesBeforeVariantsAndIFrameVariantsKeepACanonicalOrder() throws {
+        // Found: a comment before an I-frame variant, then one before a variant; written back, their order in
+        // `extraLines` swapped because variants are written before I-frame variants.
+        let text = """
+            #EXTM3U
+            # before the I-frame variant
+            #EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=1,URI="i.m3u8"
+            ##EXTM3U
+            #EXT-X-STREAM-INF:BANDWIDTH=2
+            v.m3u8
+
+            """
+        RoundTripProperty.check(Array(text.utf8))
+        let playlist = try #require(try Playlist.parse(text).playlist.multivariant)
+        #expect(playlist.extraLines.map(\.position) == [.beforeVariant(0), .beforeIFrameVariant(0)])
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import StreamKitCore
+import StreamKitMediaCache
+import StreamKitTestSupport
+import Testing
+
+@testable import StreamKitMediaCache
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The index and the data files: naming, keys, and the repair at start-up of entries whose
+/// files hold less than the index claims.
+@Suite struct StoreTests {
+    @Test(
+        arguments: [
+            ("https://cdn.example/v/seg001.ts?token=1", nil, "ts"),
+            ("https://cdn.example/v/movie.MP4", "video/mp4", "mp4"),
+            ("https://cdn.example/stream.php?id=3", "video/mp2t", "ts"),
+            ("https://cdn.example/stream.php?id=3", nil, "bin"),
+            ("https://cdn.example/master", "application/vnd.apple.mpegURL", "m3u8"),
+            ("https://cdn.example/a.b/c", "audio/mpeg; charset=x", "mp3"),
+            ("https://cdn.example/x.exe", nil, "bin"),
+        ] as [(String, String?, String)])
+    func dataFilesAreNamedByTheKeysHashWithTheMediaExtension(url: String, mime: String?, ext: String) {
+        let hash = CacheFileNaming.hash(ofKey: url)
+        #expect(hash.count == 32)
+        #expect(hash.allSatisfy { $0.isHexDigit })
+        #expect(CacheFileNaming.fileName(hash: hash, url: url, mimeType: mime) == hash + "." + ext)
+    }
+
+    @Test func keyFunctionsDropSigningParametersAndKeepTheRest() {
+        let keys = MediaCacheKeyFunction.signedURLs
+        #expect(
+            keys.key(for: "https://cdn.example/a.mp4?quality=hd&Expires=1&Signature=abc&Key-Pair-Id=K&lang=en#t=3")
+                == "https://cdn.example/a.mp4?quality=hd&lang=en")
+        #expect(keys.key(for: "https://cdn.example/a.mp4?token=x") == "https://cdn.example/a.mp4")
+        #expect(keys.key(for: "https://cdn.example/a.mp4") == "https://cdn.example/a.mp4")
+        #expect(
+            MediaCacheKeyFunction.ignoringQueryParameters(["sid"]).key(for: "http://h/a?sid=1&x=2&%73id=3")
+                == "http://h/a?x=2")
+        #expect(MediaCacheKeyFunction.url.key(for: "http://h/a?token=1") == "http://h/a?token=1")
+        let custom = MediaCacheKeyFunction { $0.replacingOccurrences(of: "cdn1.", with: "cdn.") }
+        #expect(custom.key(for: "http://cdn1.example/a") == "http://cdn.example/a")
+    }
+
+    @Test func spansAreStoredAsARangeSetNotABitmap() {
+        let spans = ByteRangeSet([ByteRange(0, 100), ByteRange(4096, 1 << 40)])
+        let text = CacheIndex.encodeSpans(spans)
+        #expect(text == "[[0,100],[4096,1099511627776]]")
+        #expect(CacheIndex.decodeSpans(text) == spans)
+        #expect(CacheIndex.decodeSpans("[[5,1],garbage") == ByteRangeSet())
+        #expect(CacheIndex.decodeSpans("[[200,300],[0,250]]") == ByteRangeSet([ByteRange(0, 300)]))
+    }
+
+    @Test func bytesPresentDropsWhatIsPastTheEndOrInAHole() throws {
+        let directory = try TestRun.makeTemporaryDirectory("holes")
+        let path = directory.appendingPathComponent("f").path
+        let descriptor = open(path, O_RDWR | O_CREAT, 0o644)
+        defer { close(descriptor) }
+        let block = [UInt8](repeating: 7, count: 1 << 16)
+        try DataFile.write(block[...], to: descriptor, at: 0)
+        // A hole of 4 MiB, then data again.
+        try DataFile.write(block[...], to: descriptor, at: 4 << 20)
+        let end = Int64(4 << 20) + Int64(1 << 16)
+        let claimed = ByteRangeSet([ByteRange(0, end + 1000)])
+        let present = CacheStore.bytesPresent(claimed: claimed, path: path)
+        #expect(present.contains(ByteRange(0, 1 << 16)))
+        #expect(present.contains(ByteRange(4 << 20, end)))
+        #expect(!present.contains(2 << 20), "the middle of the hole is not claimed")
+        #expect(!present.contains(end), "nothing past the end")
+        #expect(CacheStore.bytesPresent(claimed: claimed, path: path + "-missing").isEmpty)
+    }
+
+    @Test(.requires(.nginx)) func startUpRepairsEntriesWhoseFilesHoldLessThanClaimed() async throws {
+        let origin = try await Origin.start()
+        let content = randomBytes(1 << 20)
+        try origin.write("t.ts", content)
+        try origin.write("h.ts", content)
+        let directory = try TestRun.makeTemporaryDirectory("repair")
+        let cache = try makeCache(directory: directory)
+        _ = try await cache.bytes(origin.url("t.ts"))
+        _ = try await cache.bytes(origin.url("h.ts"))
+        let truncatedFile = try #require(cache.entry(for: origin.url("t.ts"))?.fileName)
+        let holedFile = try #require(cache.entry(for: origin.url("h.ts"))?.fileName)
+        await cache.shutdown()
+
+        // Behind the index's back: one file loses its tail, the other becomes all hole, and a
+        // stray file appears.
+        let data = directory.appendingPathComponent("data")
+        #expect(truncate(data.appendingPathComponent(truncatedFile).path, 300_000) == 0)
+        #expect(truncate(data.appendingPathComponent(holedFile).path, 0) == 0)
+        #expect(truncate(data.appendingPathComponent(holedFile).path, 1 << 20) == 0)
+        try Data([1, 2, 3]).write(to: data.appendingPathComponent("stray.bin"))
+
+        let reopened = try makeCache(directory: directory)
+        let repairs = Dictionary(uniqueKeysWithValues: reopened.repairsAtOpen.map { ($0.key, $0.droppedBytes) })
+        #expect(repairs[origin.url("t.ts")] == Int64(1 << 20) - 300_000)
+        #expect(repairs[origin.url("h.ts")] == Int64(1 << 20))
+        #expect(reopened.entry(for: origin.url("t.ts"))?.spans == ByteRangeSet([ByteRange(0, 300_000)]))
+        #expect(reopened.entry(for: origin.url("h.ts"))?.cachedBytes == 0)
+        #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("stray.bin").path))
+        // Reading again fetches exactly what was lost.
+        let (_, bytes) = try await reopened.bytes(origin.url("t.ts"))
+        #expect(bytes == content)
+        #expect(try await origin.fetchedRanges("t.ts").last?.range == ByteRange(300_000, Int64(1 << 20)))
+        await reopened.shutdown()
+        await origin.stop()
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import StreamKitCore
+import StreamKitHTTP
+import StreamKitHTTPServer
+import StreamKitMediaServer
+import StreamKitTestSupport
+import Testing
+
+/// A library directory the tests fill, and a media server over it.
+struct LibraryServer {
+    let root: URL
+    let server: MediaServer
+
+    var port: UInt16 { server.port }
+
+    static func start(
+        _ fill: (URL) throws -> Void, configure: (inout HTTPServerConfiguration) -> Void = { _ in }
+    ) throws -> LibraryServer {
+        let base = try TestRun.makeTemporaryDirectory("library")
+        let root = base.appendingPathComponent("library")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try fill(root)
+        var http = HTTPServerConfiguration()
+        configure(&http)
+        return LibraryServer(
+            root: root, server: try MediaServer.start(configuration: .init(libraryRoot: root.path, http: http)))
+    }
+
+    func stop() async { await server.shutdown(gracePeriod: .seconds(2)) }
+
+    /// Sends `GET target` with a correct Host on a new connection (exact bytes, nothing normalized).
+    func get(_ target: String, method: String = "GET", _ fields: String = "") async throws -> RawHTTPResponse {
+        let port = port
+        return try await runBlocking {
+            let connection = try RawHTTPConnection(port: port)
+            try connection.send("\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(fields)\r\n")
+            return try connection.readResponse(bodyless: method == "HEAD")
+        }
+    }
+}
+
+/// Writes `text` to `name` in `directory`, creating the directory.
+func write(_ text: String, _ name: String, in directory: URL) throws {
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    try text.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
+}
+
+@Suite struct MediaServerLibraryTests {
+    @Test func thePageListsTheFoldersWithAPlaylist() async throws {
+        let outside = try TestRun.makeTemporaryDirectory("outside")
+        try write("#EXTM3U\n", "index.m3u8", in: outside)
+        let library = try LibraryServer.start { root in
+            try write(
+                "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4.000,\na.ts\n#EXTINF:3.5,\nb.ts\n#EXT-X-ENDLIST\n",
+                "index.m3u8",
+                in: root.appendingPathComponent("Movie One"))
+            try Data(count: 1_500_000).write(to: root.appendingPathComponent("Movie One/a.ts"))
+            try write(
+                "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nlow/index.m3u8\n", "index.m3u8",
+                in: root.appendingPathComponent("Master & \"co\" <script>"))
+            try write(
+                "#EXTM3U\n#EXTINF:61,\ns.ts\n#EXTINF:62,\nt.ts\n", "index.m3u8",
+                in: root.appendingPathComponent("Master & \"co\" <script>/low"))
+            try write("not a package", "notes.txt", in: root.appendingPathComponent("no-playlist"))
+            try write("#EXTM3U\n", "index.m3u8", in: root.appendingPathComponent(".partial"))
+            try write("stray", "stray.txt", in: root)
+            try FileManager.default.createSymbolicLink(
+                at: root.appendingPathComponent("linked-outside"), withDestinationURL: outside)
+        }
+        let page = try await library.get("/")
+        #expect(page.status == 200 && page.header("Content-Type") == "text/html; charset=utf-8")
+        let html = page.text
+        #expect(html.contains("<td>Movie One</td><td>downloaded</td><td>1.4 MiB</td><td>0:08</td>"))
+        #expect(html.contains("<a href=\"/library/Movie%20One/index.m3u8\">index.m3u8</a>"))
+        #expect(html.contains("<td>Master &amp; &quot;co&quot; &lt;script&gt;</td>"))
+        #expect(html.contains("<td>2:03</td>"), "a master playlist's duration is its first variant's")
+        #expect(html.contains("/library/Master%20%26%20%22co%22%20%3Cscript%3E/index.m3u8"))
+        #expect(!html.contains("<script"))
+        for absent in ["no-playlist", "partial", "stray", "linked-outside"] {
+            #expect(!html.contains(absent), "\(absent) is listed")
+        }
+        #expect(try library.server.library.items().map(\.id) == ["Master & \"co\" <script>", "Movie One"])
+
+        // The links work.
+        let playlist = try await library.get("/library/Movie%20One/index.m3u8")
+        #expect(playlist.status == 200 && playlist.header("Content-Type") == "application/vnd.apple.mpegurl")
+        let master = try await library.get("/library/Master%20%26%20%22co%22%20%3Cscript%3E/low/index.m3u8")
+        #expect(master.status == 200 && master.text.hasPrefix("#EXTM3U"))
+        await library.stop()
+    }
+
+    @Test func anEmptyLibrarySaysSo() async throws {
+        let library = try LibraryServer.start { _ in }
+        let page = try await library.get("/")
+        #expect(page.status == 200 && page.text.contains("The library is empty"))
+        await library.stop()
+    }
+
+    @Test func redirectsLeadToThePlaylistAndThePage() async throws {
+        let library = try LibraryServer.start { root in
+            try write("#EXTM3U\n", "index.m3u8", in: root.appendingPathComponent("item"))
+        }
+        let toPage = try await library.get("/library")
+        #expect(toPage.status == 302 && toPage.header("Location") == "/")
+        let toPlaylist = try await library.get("/library/item")
+        #expect(toPlaylist.status == 302 && toPlaylist.header("Location") == "/library/item/index.m3u8")
+        let fromSlash = try await library.get("/library/item/")
+        #expect(fromSlash.status == 302 && fromSlash.header("Location") == "index.m3u8")
+        #expect(try await library.get("/library/missing/index.m3u8").status == 404)
+        #expect(try await library.get("/elsewhere").status == 404)
+        await library.stop()
+    }
+
+    @Test func mediaFilesHaveTheirTypes() async throws {
+        let types = [
+            "index.m3u8": "application/vnd.apple.mpegurl", "seg0.ts": "video/mp2t", "seg1.m4s": "video/iso.segment",
+            "init.mp4": "video/mp4", "audio.aac": "audio/aac", "audio.mp3": "audio/mpeg", "audio.m4a": "audio/mp4",
+            "subs.vtt": "text/vtt; charset=utf-8", "aes.key": "application/octet-stream",
+            "key.bin": "application/octet-stream",
+        ]
+        let library = try LibraryServer.start { root in
+            for name in types.keys { try write("x", name, in: root.appendingPathComponent("item")) }
+        }
+        for (name, type) in types {
+            let response = try await library.get("/library/item/\(name)")
+            #expect(response.status == 200 && response.header("Content-Type") == type, "\(name)")
+            #expect(response.header("Access-Control-Allow-Origin") == nil, "CORS is off by default")
+        }
+        await library.stop()
+    }
+
+    @Test func corsForANamedWebPlayer() async throws {
+        let library = try LibraryServer.start(
+            { root in try write("#EXTM3U\n", "index.m3u8", in: root.appendingPathComponent("item")) },
+            configure: { $0.allowedOrigins = ["https://player.example"] })
+        let response = try await library.get("/library/item/index.m3u8", "Origin: https://player.example\r\n")
+        #expect(response.header("Access-Control-Allow-Origin") == "https://player.example")
+        await library.stop()
+    }
+
+    @Test func aLibraryThatIsNotADirectoryCannotBeServed() throws {
+        #expect(throws: SystemError.self) {
+            try MediaServer.start(configuration: .init(libraryRoot: "/nonexistent/streamkit-library"))
+        }
+    }
+
+    @Test func extraRoutesPlugIn() async throws {
+        let root = try TestRun.makeTemporaryDirectory("library-extra")
+        var extra = HTTPRouter()
+        extra.get("/api/extra") { _ in .json(Array("[]".utf8)) }
+        extra.post("/api/extra") { request in .json(request.body, status: HTTPStatus(201)) }
+        let server = try MediaServer.start(configuration: .init(libraryRoot: root.path), additionalRoutes: extra)
+        let port = server.port
+        let token = server.accessToken
+        let (list, refused, created) = try await runBlocking {
+            () -> (RawHTTPResponse, RawHTTPResponse, RawHTTPResponse) in
+            let connection = try RawHTTPConnection(port: port)
+            try connection.send("GET /api/extra HTTP/1.1\r\nHost: localhost:\(port)\r\n\r\n")
+            let list = try connection.readResponse()
+            try connection.send("POST /api/extra HTTP/1.1\r\nHost: localhost:\(port)\r\nContent-Length: 2\r\n\r\n{}")
+            let refused = try connection.readResponse()
+            try connection.send(
+                "POST /api/extra HTTP/1.1\r\nHost: localhost:\(port)\r\nAuthorization: Bearer \(token)\r\n"
+                    + "Content-Length: 2\r\n\r\n{}")
+            return (list, refused, try connection.readResponse())
+        }
+        #expect(list.status == 200 && list.text == "[]" && list.header("Content-Type") == "application/json")
+        #expect(refused.status == 401)
+        #expect(created.status == 201 && created.text == "{}")
+        // The queue's own route answers even without a queue: an empty list.
+        let tasks = try await LibraryServer(root: root, server: server).get("/api/tasks")
+        #expect(tasks.status == 200 && tasks.text == #"{"tasks":[]}"#, "\(tasks.text)")
+        await server.shutdown()
+    }
+}
