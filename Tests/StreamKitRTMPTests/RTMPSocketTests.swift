@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-/// The TCP session of the original design (seed 002): connect, status events, read, write, disconnect.
+/// The TCP session: connect, status events, read, write, disconnect.
 @Suite struct RTMPSocketTests {
     /// Collects the events seen so far.
     private actor EventLog {

@@ -3,10 +3,9 @@ import StreamKitCore
 import StreamKitHTTPClient
 import Synchronization
 
-/// Downloads HLS streams into local packages that play with no network (seed 000's
-/// download-then-play-offline flow): parses the playlists, chooses the variant and renditions,
-/// fetches every segment, map and key over several connections, and writes `index.m3u8` with
-/// relative URIs. Running a job again resumes its package.
+/// Downloads HLS streams into local packages that play with no network: parses the playlists,
+/// chooses the variant and renditions, fetches every segment, map and key over several
+/// connections, and writes `index.m3u8` with relative URIs. Running a job again resumes its package.
 ///
 /// ```swift
 /// let downloader = HLSDownloader(client: try HTTPClient())

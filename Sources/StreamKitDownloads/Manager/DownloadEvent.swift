@@ -1,4 +1,4 @@
-/// What a ``DownloadManager`` reports, in the order it happens (seed 003's callbacks as values).
+/// What a ``DownloadManager`` reports, in the order it happens.
 public enum DownloadEvent: Hashable, Sendable {
     /// A task was added (in `preparing`; a state change follows at once).
     case added(DownloadTaskInfo)
@@ -33,7 +33,7 @@ public enum DownloadEvent: Hashable, Sendable {
     }
 }
 
-/// Closures called for a manager's events, for code written in seed 003's style.
+/// Closures called for a manager's events, for code written in callback style.
 public struct DownloadCallbacks: Sendable {
     /// Every task is done: nothing is ready or running.
     public var allCompleted: (@Sendable () -> Void)?
@@ -52,7 +52,7 @@ public struct DownloadCallbacks: Sendable {
     }
 }
 
-/// Closures called for one task's changes (seed 003's per-download-info blocks).
+/// Closures called for one task's changes.
 public struct DownloadTaskCallbacks: Sendable {
     /// The state changed.
     public var stateChanged: (@Sendable (DownloadTaskInfo) -> Void)?

@@ -38,7 +38,7 @@ public struct DownloadManagerConfiguration: Sendable {
     }
 }
 
-/// A persistent download queue (seed 003's download manager): HLS streams and progressive files,
+/// A persistent download queue: HLS streams and progressive files,
 /// kept in a SQLite index so that the queue, every task's state and every file's bytes survive a
 /// crash. One manager per directory: a second one, in this process or another, gets a
 /// ``DownloadManagerError`` of kind `directoryLocked`.
@@ -250,10 +250,10 @@ public actor DownloadManager {
     /// The task with `id`, or `nil`.
     public func info(_ id: String) -> DownloadTaskInfo? { tasks[id] }
 
-    /// The tasks that succeeded, in queue order (seed 003's completed list).
+    /// The tasks that succeeded, in queue order.
     public func completedTasks() -> [DownloadTaskInfo] { allTasks().filter { $0.state == .success } }
 
-    /// The finished items that play with no network, with the file to open (seed 003's local videos).
+    /// The finished items that play with no network, with the file to open.
     /// An item whose files were deleted behind the manager's back is left out.
     public func localItems() -> [LocalDownloadItem] {
         completedTasks().compactMap { info in
@@ -270,7 +270,7 @@ public actor DownloadManager {
 
     // MARK: Settings
 
-    /// Sets how many tasks run at once, 1...16 (seed 003 capped it at 3). Lowering it sends the
+    /// Sets how many tasks run at once, 1...16. Lowering it sends the
     /// tasks over the limit (the latest in queue order) back to `ready`; raising it starts more.
     ///
     /// - Throws: ``DownloadManagerError`` `invalidArgument` outside 1...16.
@@ -394,7 +394,7 @@ public actor DownloadManager {
         return tasks[id] ?? info
     }
 
-    /// Queues every stopped or failed task (seed 003's start download).
+    /// Queues every stopped or failed task.
     public func startAll() throws(DownloadManagerError) {
         for info in allTasks() where info.state == .stopped || info.state == .failed {
             try move(info.id, to: .ready, clearingError: true)
@@ -461,8 +461,7 @@ public actor DownloadManager {
         emit(.removed(id: id))
     }
 
-    /// Removes every task that has not succeeded, with its files; finished ones stay (seed 003's
-    /// remove all).
+    /// Removes every task that has not succeeded, with its files; finished ones stay.
     ///
     /// - Returns: The ids removed.
     @discardableResult

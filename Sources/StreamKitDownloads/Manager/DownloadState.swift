@@ -1,4 +1,4 @@
-/// The state of one task in a ``DownloadManager``: seed 003's eight states, as a pure value with
+/// The state of one task in a ``DownloadManager``: the eight states of a download, as a pure value with
 /// its transition table. Every change of state goes through ``transition(to:)``, so an illegal
 /// move (finishing a task that never ran, starting one being removed) is refused, not stored.
 ///

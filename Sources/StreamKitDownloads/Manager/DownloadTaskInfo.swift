@@ -11,7 +11,7 @@ public enum DownloadKind: String, Hashable, Sendable, Codable, CaseIterable {
     case file
 }
 
-/// Whether the item is video or audio (seed 003's file type), for lists and players.
+/// Whether the item is video or audio, for lists and players.
 public enum DownloadFileType: String, Hashable, Sendable, Codable, CaseIterable {
     /// A video (the default).
     case video
@@ -25,7 +25,7 @@ public struct DownloadRequest: Hashable, Sendable {
     public var url: String
     /// HLS or a file.
     public var kind: DownloadKind
-    /// For HLS: which variant and renditions (seed 003's quality).
+    /// For HLS: which variant and renditions.
     public var selection: HLSSelection
     /// For HLS: store AES-128 segments decrypted.
     public var decrypt: Bool
@@ -75,7 +75,7 @@ public struct DownloadRequest: Hashable, Sendable {
     }
 }
 
-/// One task as the index holds it (seed 003's download info).
+/// One task as the index holds it.
 public struct DownloadTaskInfo: Hashable, Sendable, Codable {
     /// The task id (16 hex digits).
     public var id: String
@@ -151,7 +151,7 @@ public struct DownloadTaskInfo: Hashable, Sendable, Codable {
     }
 }
 
-/// A finished item that plays with no network (seed 003's local videos).
+/// A finished item that plays with no network.
 public struct LocalDownloadItem: Hashable, Sendable {
     /// The task id.
     public var id: String
