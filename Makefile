@@ -5,7 +5,7 @@ SWIFT ?= swift
 # Warnings are errors in every build the Makefile makes.
 STRICT := -Xswiftc -warnings-as-errors
 
-.PHONY: all deps build release test demo format lint clean
+.PHONY: all deps build release test demo consumer format lint clean
 
 all: build
 
@@ -23,6 +23,12 @@ test: deps lint
 	$(SWIFT) build --build-tests $(STRICT)
 	$(SWIFT) build -c release $(STRICT) --product streamkit
 	$(SWIFT) test --skip-build
+
+# An app with targets of its own named Core and HTTP, depending on StreamKit by path: builds only
+# because every StreamKit target is prefixed. Runs a few lines of README's API on 127.0.0.1.
+consumer: deps
+	$(SWIFT) build --package-path Tests/ConsumerPackage $(STRICT)
+	Tests/ConsumerPackage/.build/debug/Consumer
 
 # The whole product on this machine, offline: `streamkit demo` (docs/CLI.md).
 demo: release
