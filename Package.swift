@@ -152,7 +152,7 @@ let package = Package(
             dependencies: ["StreamKitHTTPServer", "StreamKitHTTP", "StreamKitCore", "StreamKitTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "StreamKitAMFTests", dependencies: ["StreamKitAMF", "StreamKitCore"],
+            name: "StreamKitAMFTests", dependencies: ["StreamKitAMF", "StreamKitCore", "StreamKitTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "StreamKitFLVTests",

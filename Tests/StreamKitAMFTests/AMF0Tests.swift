@@ -1,6 +1,7 @@
 import Foundation
 import StreamKitAMF
 import StreamKitCore
+import StreamKitTestSupport
 import Testing
 
 /// Hand-built AMF0 byte vectors for every type (AMF0 specification §2), both directions.
@@ -69,6 +70,23 @@ import Testing
         #expect(try AMF0Decoder().decode(from: &whole) == value)
         #expect(try AMF0Decoder().decode(from: &whole) == .null)
         #expect(whole.readableBytes == 0)
+    }
+
+    /// Every vector's value, one after another, decodes to the same values however the bytes
+    /// arrive (``DecoderVerifier``): nil until a value is whole, never a wrong value.
+    @Test func valuesAreTheSameHoweverTheInputIsSplit() {
+        let values = Self.vectors.map(\.0)
+        let encoded = AMF0Encoder.encode(values)
+        let decoded = DecoderVerifier.verify(encoded) { pieces in
+            var buffer = ByteBuffer()
+            return DecoderOutcome<AMF0Value>.collecting { values in
+                for piece in pieces {
+                    buffer.writeBytes(piece)
+                    while let value = try AMF0Decoder().decode(from: &buffer) { values.append(value) }
+                }
+            }
+        }
+        #expect(decoded == DecoderOutcome(values: values))
     }
 
     @Test func malformedInputFailsWithItsOffset() throws {

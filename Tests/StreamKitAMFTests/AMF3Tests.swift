@@ -1,6 +1,7 @@
 import Foundation
 import StreamKitAMF
 import StreamKitCore
+import StreamKitTestSupport
 import Testing
 
 /// AMF3 decoding (AMF3 specification §3) from hand-built bytes, references included.
@@ -96,6 +97,26 @@ import Testing
         var buffer = ByteBuffer(bytes: [0x0C, 0x7F, 0x00])
         #expect(try AMF3Decoder().decode(from: &buffer) == nil)
         #expect(buffer.readableBytes == 3)
+    }
+
+    /// Self-contained values one after another decode alike however the bytes arrive
+    /// (``DecoderVerifier``), and a truncated last value is "need more", not an error.
+    @Test func valuesAreTheSameHoweverTheInputIsSplit() throws {
+        let hex =
+            "00 01 02 03 05 3FF8000000000000 04 FFFFFFFF 06 07 616263 0C 07 010203 0E 03 01 FFFFFFFF 11 03 00 06 03 6B 01"
+        let input = Hex.decode(hex.replacingOccurrences(of: " ", with: ""))!
+        let expected = try AMF3Decoder().decodeAll(input)
+        #expect(expected.count == 10)
+        let decoded = DecoderVerifier.verify(input + [0x0C, 0x7F]) { pieces in
+            var buffer = ByteBuffer()
+            return DecoderOutcome<AMF3Value>.collecting { values in
+                for piece in pieces {
+                    buffer.writeBytes(piece)
+                    while let value = try AMF3Decoder().decode(from: &buffer) { values.append(value) }
+                }
+            }
+        }
+        #expect(decoded == DecoderOutcome(values: expected))
     }
 
     /// What the encoder writes decodes to the same value.

@@ -32,24 +32,34 @@ import Testing
         #expect(Array(tag.readableBytesView) == Self.bytes("08 000002 0B0C0D 0A 000000 AF01 0000000D"))
     }
 
-    /// The reader gives the same tags fed all at once or one byte at a time.
+    /// The reader gives the same tags however the file arrives: whole, a byte at a time, in
+    /// 7-byte pieces and in random pieces, and ends each time at a tag boundary with nothing left.
     @Test func readsAllAtOnceAndDripFed() throws {
         let (file, tags) = Self.sampleFile()
-        for step in [file.count, 1, 7] {
+        struct Read: Equatable {
+            var items: DecoderOutcome<FLVReader.Item>
+            var endsAtBoundary: Bool
+            var mismatchedPreviousTagSizes: Int
+        }
+        let read = DecoderVerifier.verify(file, splits: [[7]]) { pieces in
             var reader = FLVReader()
             var buffer = ByteBuffer()
-            var items: [FLVReader.Item] = []
-            var offset = 0
-            while offset < file.count {
-                buffer.writeBytes(file[offset..<min(offset + step, file.count)])
-                offset += step
-                while let item = try reader.read(from: &buffer) { items.append(item) }
+            let items = DecoderOutcome<FLVReader.Item>.collecting { items in
+                for piece in pieces {
+                    buffer.writeBytes(piece)
+                    while let item = try reader.read(from: &buffer) { items.append(item) }
+                }
             }
-            #expect(
-                items == [.header(FLVHeader(hasAudio: false, hasVideo: true))] + tags.map { .tag($0) }, "step \(step)")
-            #expect(reader.isAtTagBoundary && buffer.readableBytes == 0)
-            #expect(reader.mismatchedPreviousTagSizes == 0)
+            return Read(
+                items: items, endsAtBoundary: reader.isAtTagBoundary && buffer.readableBytes == 0,
+                mismatchedPreviousTagSizes: reader.mismatchedPreviousTagSizes)
         }
+        #expect(
+            read.items
+                == DecoderOutcome(values: [.header(FLVHeader(hasAudio: false, hasVideo: true))] + tags.map { .tag($0) })
+        )
+        #expect(read.endsAtBoundary)
+        #expect(read.mismatchedPreviousTagSizes == 0)
     }
 
     @Test func badInputFailsEarly() throws {

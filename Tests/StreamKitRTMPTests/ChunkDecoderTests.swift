@@ -1,6 +1,7 @@
 import Foundation
 import StreamKitCore
 import StreamKitRTMP
+import StreamKitTestSupport
 import Testing
 
 /// Hex to bytes, ignoring spaces; `*N:XX` repeats byte XX N times.
@@ -150,16 +151,33 @@ func decodeMessages(
         #expect(messages[1] == message(8, 9, [0x51, 0x52]))
     }
 
-    /// NIO's ByteToMessageDecoderVerifier idea: all at once, one byte at a time, and one message per buffer.
+    /// The same messages however the input is split: whole, a byte at a time, one message per
+    /// buffer, and random pieces (``DecoderVerifier``); an error too is the same at any split.
     @Test func sameMessagesHoweverTheInputIsSplit() throws {
         let streams = [Self.fourFormats, Self.extendedContinuation, hexBytes("01 00 01 000001 000000 09 02000000")]
         let input = Array(streams.joined())
-        let whole = try decodeMessages(input)
-        #expect(whole.count == 6)
-        #expect(try decodeMessages(input, pieces: Array(repeating: 1, count: input.count)) == whole)
         let perMessage = [17, 10, 6, 3, Self.extendedContinuation.count, 14]
         #expect(perMessage.reduce(0, +) == input.count)
-        #expect(try decodeMessages(input, pieces: perMessage) == whole)
+        let whole = DecoderVerifier.verify(input, splits: [perMessage]) { pieces in
+            Self.decodeOutcome(pieces)
+        }
+        #expect(whole.values.count == 6 && whole.error == nil)
+        #expect(whole.values == (try decodeMessages(input)))
+        let hostile = input + hexBytes("03 000000 000001 2A 00000000 00")
+        let refused = DecoderVerifier.verify(hostile) { Self.decodeOutcome($0) }
+        #expect(refused.values == whole.values && refused.error?.contains("unknown message type 42") == true)
+    }
+
+    /// Messages decoded from the pieces in order, and the error that stopped the decoder.
+    private static func decodeOutcome(_ pieces: [ArraySlice<UInt8>]) -> DecoderOutcome<RTMPMessage> {
+        var decoder = ChunkDecoder()
+        var buffer = ByteBuffer()
+        return DecoderOutcome.collecting { messages in
+            for piece in pieces {
+                buffer.writeBytes(piece)
+                while let message = try decoder.decode(&buffer) { messages.append(message) }
+            }
+        }
     }
 
     // MARK: Hostile input
