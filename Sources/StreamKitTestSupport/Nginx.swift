@@ -54,6 +54,20 @@ public final class Nginx: Sendable {
         (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
     }
 
+    /// Waits until the error log holds `text` at least `count` times (nginx-rtmp logs each
+    /// `connect`, `play` and `publish` there at `info` level). The timeout is generous: on a busy
+    /// machine each step of an RTMP session has been seen to take seconds.
+    ///
+    /// - Throws: ``TestSupportError`` with the log's end when it does not within `timeout`.
+    public func waitForErrorLog(_ text: String, count: Int = 1, timeout: Duration = .seconds(30)) async throws {
+        let logged = await eventually(timeout: timeout, interval: .milliseconds(20)) {
+            errorLog.components(separatedBy: text).count - 1 >= count
+        }
+        guard logged else {
+            throw TestSupportError("nginx did not log '\(text)' \(count) times:\n\(errorLog.suffix(2_000))")
+        }
+    }
+
     /// Stops nginx and waits until no process of it is left.
     public func stop() async { await process.stop() }
 

@@ -110,9 +110,8 @@ struct NginxFixture {
         var hasher = SHA256()
         hasher.update(received)
         // The reader stops; the transfer fills the buffer, pauses, and the buffer stays bounded.
-        try await Task.sleep(for: .milliseconds(400))
+        #expect(await eventually { client.statistics.bodyPauses >= 1 })
         #expect(response.body.bufferedByteCount <= limit + (16 << 10))
-        #expect(client.statistics.bodyPauses >= 1)
         var largestChunk = received.count
         var total = received.count
         while let chunk = try await iterator.next() {
@@ -134,7 +133,8 @@ struct NginxFixture {
         let fixture = try await NginxFixture.make(files: ["big.bin": size])
         let client = try HTTPClient(configuration: HTTPClientConfiguration(bodyBufferLimit: 256 << 10))
         let response = try await client.execute(fixture.request("big.bin"))
-        try await Task.sleep(for: .milliseconds(300))  // the buffer fills and the transfer pauses
+        // The buffer fills and the transfer pauses.
+        #expect(await eventually { client.statistics.bodyPauses >= 1 })
         #expect(response.body.bufferedByteCount >= 256 << 10)
         let path = fixture.root.appendingPathComponent("out.bin").path
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
@@ -176,14 +176,11 @@ struct NginxFixture {
             let response = try await client.execute(fixture.request("big.bin"))
             for try await _ in response.body {}
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // Cancelled while the transfer runs (a 4 MiB file at 256 KiB/s takes 16 s).
+        #expect(await eventually { client.statistics.activeTransfers == 1 })
         task.cancel()
         await #expect(throws: HTTPClientError.cancelled) { try await task.value }
-        let deadline = ContinuousClock.now + .seconds(5)
-        while client.statistics.activeTransfers > 0 && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        #expect(client.statistics.activeTransfers == 0)
+        #expect(await eventually(timeout: .seconds(5)) { client.statistics.activeTransfers == 0 })
         await client.shutdown()
         await fixture.nginx.stop()
     }

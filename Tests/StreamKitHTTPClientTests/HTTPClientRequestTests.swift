@@ -235,7 +235,7 @@ import Testing
         let client = try HTTPClient()
         let urls = ["http://127.0.0.1:\(refusedPort)/x", responder.url("x").absoluteString]
         for index in 0..<50 { #expect(await Self.fail(client, urls[index % 2])) }
-        try await Task.sleep(for: .milliseconds(200))
+        #expect(await eventually(timeout: .seconds(5)) { client.statistics.liveTransferObjects == 0 })
         let ports: Set<UInt16> = [refusedPort, responder.port]
         var failures = 0
         for index in 0..<1_000 where await Self.fail(client, urls[index % 2]) { failures += 1 }

@@ -11,13 +11,12 @@ final class RouteProbe: Sendable {
     let chunksWritten = Atomic<Int>(0)
     let streamEnded = Mutex<String?>(nil)
     let requests = Atomic<Int>(0)
+    /// Requests of `/slow/...` whose handler has started.
+    let slowStarted = Atomic<Int>(0)
 
     /// How the stream ended, once it has.
     func waitForStreamEnd(timeout: Duration = .seconds(5)) async -> String? {
-        let deadline = ContinuousClock.now + timeout
-        while streamEnded.withLock({ $0 }) == nil && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
+        _ = await eventually(timeout: timeout, interval: .milliseconds(5)) { streamEnded.withLock { $0 } != nil }
         return streamEnded.withLock { $0 }
     }
 }
@@ -43,6 +42,7 @@ struct TestServer {
         router.add(.get, "/hello", runsOnEventLoop: { _ in .text("hello\n") })
         router.get("/slow/:milliseconds") { request in
             let milliseconds = Int(request.routeParameter("milliseconds") ?? "") ?? 0
+            probe.slowStarted.add(1, ordering: .relaxed)
             try await Task.sleep(for: .milliseconds(milliseconds))
             return .text("slept \(milliseconds)\n")
         }
@@ -568,7 +568,10 @@ struct TestServer {
         let idle = try RawHTTPConnection(port: port)
         let busy = try RawHTTPConnection(port: port)
         try busy.send("GET /slow/400 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\nGET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(
+            await eventually {
+                test.probe.slowStarted.load(ordering: .relaxed) == 1 && test.server.connectionCount == 2
+            })
         let started = ContinuousClock.now
         // A grace period far longer than the bound below, so that a test process held up for
         // seconds still tells "stopped after the last response" from "waited for the deadline".
@@ -591,7 +594,7 @@ struct TestServer {
         // A handler of 60 s against a bound of 30 s: a test process held up for seconds still tells
         // "closed at the deadline" from "waited for the handler".
         try connection.send("GET /slow/60000 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(await eventually { test.probe.slowStarted.load(ordering: .relaxed) == 1 })
         let started = ContinuousClock.now
         await test.server.shutdown(gracePeriod: .milliseconds(200))
         #expect(ContinuousClock.now - started < .seconds(30), "the 60-second handler was not waited for")
@@ -606,10 +609,5 @@ func waitForNoConnections(_ server: HTTPServer, timeout: Duration = .seconds(5))
 
 /// Waits until the server has exactly `count` connections open.
 func waitForConnections(_ server: HTTPServer, count: Int, timeout: Duration = .seconds(30)) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if server.connectionCount == count { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return server.connectionCount == count
+    await eventually(timeout: timeout, interval: .milliseconds(5)) { server.connectionCount == count }
 }

@@ -8,15 +8,6 @@ import Testing
 
 /// A cached file sent straight from its data file (`sendfile`) is in use while it is sent.
 @Suite(.requires(.nginx)) struct ProxyHitLeaseTests {
-    private func eventually(_ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return condition()
-    }
-
     /// "In-use resources are never evicted": a player playing a cached file through /proxy/file
     /// is using it; caching something else meanwhile does not evict it (found in an audit: the
     /// `sendfile` path held no lease, and the entry went while it was played).

@@ -29,7 +29,7 @@ struct NginxRTMPTests {
         let recorder = RTMPRecorder(url: try RTMPURL(url))
         let recording = Task { try await recorder.record(to: ours.path) }
         let rtmpdump = try RealPeers.rtmpdump(url, to: theirs)
-        try await RealPeers.waitForLog(nginx, "play: name='cam'", count: 2)
+        try await nginx.waitForErrorLog("play: name='cam'", count: 2)
         let publisher = try RealPeers.ffmpegPublisher(source, to: url)
 
         let summary = try await recording.value
@@ -61,7 +61,7 @@ struct NginxRTMPTests {
         let url = nginx.rtmpURL(application: "live", stream: "out")
         let recorded = try TestRun.makeTemporaryDirectory("rtmp-publish").appendingPathComponent("ffmpeg.flv")
         let recorder = try RealPeers.ffmpegRecorder(url, to: recorded)
-        try await RealPeers.waitForLog(nginx, "play: name='out'")
+        try await nginx.waitForErrorLog("play: name='out'")
 
         let started = ContinuousClock.now
         let progress = try await RTMPPublisher(url: try RTMPURL(url), options: .init(realtime: true)).publish(
@@ -83,7 +83,7 @@ struct NginxRTMPTests {
         let directory = try TestRun.makeTemporaryDirectory("rtmp-both")
         let ours = directory.appendingPathComponent("ours.flv")
         let recording = Task { try await RTMPRecorder(url: try RTMPURL(url)).record(to: ours.path) }
-        try await RealPeers.waitForLog(nginx, "play: name='both'")
+        try await nginx.waitForErrorLog("play: name='both'")
         _ = try await RTMPPublisher(url: try RTMPURL(url), options: .init(realtime: true)).publish(file: source.path)
         let summary = try await recording.value
         #expect(summary.progress.reconnects == 0)
@@ -102,7 +102,7 @@ struct NginxRTMPTests {
             .publish(file: source.path)
         #expect(ContinuousClock.now - started < .seconds(seconds / 2), "paced like real time")
         #expect(progress.mediaSeconds >= Double(seconds) - 0.1)
-        try await RealPeers.waitForLog(nginx, "deleteStream")
+        try await nginx.waitForErrorLog("deleteStream")
         await nginx.stop()
     }
 
@@ -153,7 +153,7 @@ struct NginxRTMPTests {
         let url = "rtmp://127.0.0.1:\(relay.port)/live/drop"
         let recorded = try TestRun.makeTemporaryDirectory("rtmp-drop").appendingPathComponent("drop.flv")
         let recording = Task { try await RTMPRecorder(url: try RTMPURL(url)).record(to: recorded.path) }
-        try await RealPeers.waitForLog(nginx, "play: name='drop'")
+        try await nginx.waitForErrorLog("play: name='drop'")
         let publisher = try RealPeers.ffmpegPublisher(source, to: nginx.rtmpURL(application: "live", stream: "drop"))
         let summary = try await recording.value
         _ = try await publisher.wait(timeout: .seconds(30))
@@ -185,7 +185,7 @@ struct RTMPCommandLineTests {
         let url = nginx.rtmpURL(application: "live", stream: "cli")
         let output = try TestRun.makeTemporaryDirectory("rtmp-cli").appendingPathComponent("cli.flv")
         let recording = Task { await run(["rtmp", "record", url, "-o", output.path, "--duration", "2", "--json"]) }
-        try await RealPeers.waitForLog(nginx, "play: name='cli'")
+        try await nginx.waitForErrorLog("play: name='cli'")
         let (publishCode, publishOutput, publishError) = await run([
             "rtmp", "publish", fixture.entryFile.path, url, "--realtime",
         ])
@@ -213,7 +213,7 @@ struct RTMPCommandLineTests {
         let recorder = try ChildProcess(
             executable: executable.path, arguments: ["rtmp", "record", url, "-o", output.path],
             logName: "streamkit-record")
-        try await RealPeers.waitForLog(nginx, "play: name='stop'")
+        try await nginx.waitForErrorLog("play: name='stop'")
         let publisher = try RealPeers.ffmpegPublisher(fixture.entryFile, to: url)
         try await Task.sleep(for: .seconds(2))
         recorder.signal(SIGINT)

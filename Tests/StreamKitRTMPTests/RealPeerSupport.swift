@@ -33,18 +33,6 @@ struct Probe {
 }
 
 enum RealPeers {
-    /// Waits until nginx's error log has logged `text` at least `count` times.
-    static func waitForLog(
-        _ nginx: Nginx, _ text: String, count: Int = 1, timeout: Duration = .seconds(10)
-    ) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if nginx.errorLog.components(separatedBy: text).count - 1 >= count { return }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw TestSupportError("nginx did not log '\(text)' \(count) times:\n\(nginx.errorLog.suffix(2_000))")
-    }
-
     /// ffmpeg publishing `file` at its own pace (`-re`).
     static func ffmpegPublisher(_ file: URL, to url: String) throws -> ChildProcess {
         try ChildProcess(

@@ -76,7 +76,7 @@ import Testing
                 "-nostdin", "-loglevel", "error", "-re", "-i", flv.entryFile.path, "-c", "copy", "-f", "flv", url,
             ],
             logName: "ffmpeg-publish")
-        try await Task.sleep(for: .seconds(1))
+        try await nginx.waitForErrorLog("publish: name='test'")
         let recording = try TestRun.makeTemporaryDirectory("rtmp-play").appendingPathComponent("played.flv")
         try await Tool.ffmpeg.run(
             ["-nostdin", "-loglevel", "error", "-i", url, "-t", "3", "-c", "copy", "-y", recording.path],
