@@ -10,14 +10,7 @@ import Glibc
 
 /// The real `streamkit` binary: Ctrl-C, SIGKILL and resume, and the 1 GB figures.
 @Suite(.requires(.nginx)) struct DownloadBinaryTests {
-    static func streamkit() throws -> String {
-        let testBinary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let path = URL(fileURLWithPath: testBinary).deletingLastPathComponent().appendingPathComponent("streamkit").path
-        guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw TestSupportError("streamkit is not built next to \(testBinary)")
-        }
-        return path
-    }
+    static func streamkit() throws -> String { try BuiltProducts.executable("streamkit") }
 
     /// The release build of `streamkit` (`swift build -c release --product streamkit`, which
     /// `make test` runs), in the release folder next to this test binary's debug folder: the

@@ -203,9 +203,7 @@ struct RTMPCommandLineTests {
 
     /// Ctrl-C stops a recording with a complete file and exit code 130 (the built executable, signalled).
     @Test func interruptFinishesTheFileAndExits130() async throws {
-        let executable = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent(".build/debug/streamkit")
-        try #require(FileManager.default.isExecutableFile(atPath: executable.path), "build the streamkit product first")
+        let executable = URL(fileURLWithPath: try BuiltProducts.executable("streamkit"))
         let fixture = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: NginxRTMPTests.seconds))
         let nginx = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
         let url = nginx.rtmpURL(application: "live", stream: "stop")
