@@ -24,35 +24,16 @@ import Testing
     }
 }
 
-/// A random file served by a fresh nginx.
-struct NginxFixture {
-    let root: URL
-    let files: [String: [UInt8]]
-    let nginx: Nginx
+/// The client tests' origin: random files served by a fresh nginx.
+typealias NginxFixture = StaticOrigin
 
-    static func make(
-        files: [String: Int], limitRate: Int? = nil, honourRange: Bool = true
-    ) async throws -> NginxFixture {
-        // Making and writing megabytes is done on a thread of its own: on the cooperative pool it
-        // held up every other test's tasks.
-        let (root, contents) = try await runBlocking { () -> (URL, [String: [UInt8]]) in
-            let root = try TestRun.makeTemporaryDirectory("client-www")
-            var contents: [String: [UInt8]] = [:]
-            for (name, size) in files {
-                let bytes = randomBytes(size)
-                let url = root.appendingPathComponent(name)
-                try FileManager.default.createDirectory(
-                    at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try Data(bytes).write(to: url)
-                contents[name] = bytes
-            }
-            return (root, contents)
-        }
-        let nginx = try await Nginx.static(root: root, limitRatePerConnection: limitRate, honourRange: honourRange)
-        return NginxFixture(root: root, files: contents, nginx: nginx)
+extension StaticOrigin {
+    static func make(files: [String: Int], limitRate: Int? = nil, honourRange: Bool = true) async throws -> StaticOrigin
+    {
+        try await start(files: files, limitRate: limitRate, honourRange: honourRange)
     }
 
-    func request(_ name: String) -> HTTPClientRequest { HTTPClientRequest(url: nginx.url(name).absoluteString) }
+    func request(_ name: String) -> HTTPClientRequest { HTTPClientRequest(url: url(name)) }
 }
 
 @Suite(.requires(.nginx)) struct HTTPClientConnectionTests {
