@@ -13,11 +13,10 @@ extension HLSDownloadEngine {
         if live { try trimRecording() }
         let (playlists, master, gaps, status) = state.withLock { state in
             var gaps: [HLSDownloadGap] = []
-            for (index, fileState) in state.states.enumerated() {
+            for (index, fileState) in state.books.states.enumerated() {
                 if case .skipped(let reason, let status) = fileState {
-                    gaps.append(
-                        HLSDownloadGap(
-                            path: state.files[index].path, url: state.files[index].url, reason: reason, status: status))
+                    let file = state.books.files[index]
+                    gaps.append(HLSDownloadGap(path: file.path, url: file.url, reason: reason, status: status))
                 }
             }
             var playlists: [(String, MediaPlaylist)] = []
@@ -48,13 +47,11 @@ extension HLSDownloadEngine {
         try saveManifest(status: status, error: nil)
         emitProgress()
         return state.withLock { state in
-            var bytes: Int64 = 0
-            for case .done(let length, _) in state.states { bytes += length }
-            return HLSDownloadResult(
+            HLSDownloadResult(
                 id: job.packageID, directory: directory,
                 indexFile: directory.appendingPathComponent(PackageLayout.indexName), status: status, gaps: gaps,
-                files: state.files.count, filesFetched: state.filesFetched, bytes: bytes,
-                bytesTransferred: state.bytesTransferred,
+                files: state.books.files.count, filesFetched: state.books.filesFetched, bytes: state.books.bytesInPlace,
+                bytesTransferred: state.books.bytesTransferred,
                 duration: state.renditions.first?.segments.reduce(0) { $0 + $1.segment.duration } ?? 0, live: state.live
             )
         }
@@ -66,10 +63,10 @@ extension HLSDownloadEngine {
             let segment = state.renditions[index].segments[segmentIndex]
             var skipped = false
             for path in [segment.file, segment.mapFile].compactMap({ $0 }) {
-                guard let fileIndex = state.fileIndex[path] else { continue }
-                switch state.states[fileIndex] {
+                guard let fileIndex = state.books.fileIndex[path] else { continue }
+                switch state.books.states[fileIndex] {
                 case .skipped:
-                    if let failed = state.ranged[fileIndex]?.failed, !failed.isEmpty,
+                    if let failed = state.books.ranged[fileIndex]?.failed, !failed.isEmpty,
                         let range = path == segment.file ? segment.local.range : segment.localMap?.range
                     {
                         if !failed.intersection(range).isEmpty { skipped = true }
@@ -96,8 +93,8 @@ extension HLSDownloadEngine {
                 var end = segments.count
                 for (position, segment) in segments.enumerated() {
                     let ready = [segment.file, segment.mapFile].compactMap { $0 }.allSatisfy { path in
-                        guard let fileIndex = state.fileIndex[path] else { return true }
-                        switch state.states[fileIndex] {
+                        guard let fileIndex = state.books.fileIndex[path] else { return true }
+                        switch state.books.states[fileIndex] {
                         case .done: return true
                         case .skipped: return options.skipBroken
                         case .pending: return false
@@ -118,22 +115,7 @@ extension HLSDownloadEngine {
                     if let map = segment.mapFile { kept.insert(map) }
                 }
             }
-            var removed: [String] = []
-            var files: [PlannedFile] = []
-            var states: [FileState] = []
-            for (index, file) in state.files.enumerated() {
-                if file.kind == .key || kept.contains(file.path) {
-                    files.append(file)
-                    states.append(state.states[index])
-                } else {
-                    removed.append(file.path)
-                }
-            }
-            state.files = files
-            state.states = states
-            state.fileIndex = Dictionary(uniqueKeysWithValues: files.enumerated().map { ($1.path, $0) })
-            state.ranged = [:]
-            return removed
+            return state.books.recordingTrimmed(keeping: kept)
         }
         for file in removed {
             let full = path(file)
@@ -159,8 +141,8 @@ extension HLSDownloadEngine {
             let size: Int64
             if let range = segment.local.range {
                 size = range.count
-            } else if let file = segment.file, let index = state.fileIndex[file],
-                case .done(let length, _) = state.states[index]
+            } else if let file = segment.file, let index = state.books.fileIndex[file],
+                case .done(let length, _) = state.books.states[index]
             {
                 size = length
             } else {
@@ -209,48 +191,51 @@ extension HLSDownloadEngine {
         return UInt64(line.dropFirst(lastSourceSequencePrefix.count))
     }
 
-    /// The manifest as of now.
+    /// The manifest as of now. The state is taken under the lock; the lengths of gaps in byte-range
+    /// files are read from disk after it is released.
     func manifest(status: PackageStatus, error: String?) -> PackageManifest {
-        state.withLock { state in
-            state.manifestDirty = false
-            var files: [PackageManifest.File] = []
-            files.reserveCapacity(state.files.count)
-            for (index, file) in state.files.enumerated() {
-                var record = PackageManifest.File(
-                    path: file.path, kind: file.kind.rawValue, url: file.url,
-                    ranges: file.parts.map { ByteRangeSet($0).ranges.map { [$0.lowerBound, $0.upperBound] } },
-                    state: "pending")
-                switch state.states[index] {
-                case .pending:
-                    break
-                case .done(let length, let etag):
-                    record.state = "done"
-                    record.length = length
-                    record.etag = etag
-                case .skipped(let reason, _):
-                    record.state = "gap"
-                    record.error = reason
-                    if file.parts != nil, !file.rebased, let length = PackageFiles.size(path(file.path)) {
-                        record.length = length
-                    }
-                }
-                files.append(record)
-            }
-            return PackageManifest(
-                id: job.packageID, source: job.source, masterURL: state.masterURL, selection: job.selection,
-                decrypt: options.decrypt, live: state.live, status: status, error: error, created: state.created,
-                updated: PackageStore.timestamp(), master: state.master, variant: state.variant,
-                renditions: state.renditions.map { rendition in
-                    PackageManifest.Rendition(
-                        folder: rendition.selected.folder, role: rendition.selected.role.rawValue,
-                        playlistURL: rendition.selected.playlistURL, groupID: rendition.selected.groupID,
-                        name: rendition.selected.name, language: rendition.selected.language,
-                        bandwidth: rendition.selected.bandwidth, segments: rendition.segments.count,
-                        duration: rendition.recordedDuration, ended: rendition.ended,
-                        lastSourceSequence: rendition.lastSourceSequence)
-                },
-                files: files)
+        let state = state.withLock { state in
+            state.books.manifestTaken()
+            return state
         }
+        let books = state.books
+        var files: [PackageManifest.File] = []
+        files.reserveCapacity(books.files.count)
+        for (index, file) in books.files.enumerated() {
+            var record = PackageManifest.File(
+                path: file.path, kind: file.kind.rawValue, url: file.url,
+                ranges: file.parts.map { ByteRangeSet($0).ranges.map { [$0.lowerBound, $0.upperBound] } },
+                state: "pending")
+            switch books.states[index] {
+            case .pending:
+                break
+            case .done(let length, let etag):
+                record.state = "done"
+                record.length = length
+                record.etag = etag
+            case .skipped(let reason, _):
+                record.state = "gap"
+                record.error = reason
+                if file.parts != nil, !file.rebased, let length = PackageFiles.size(path(file.path)) {
+                    record.length = length
+                }
+            }
+            files.append(record)
+        }
+        return PackageManifest(
+            id: job.packageID, source: job.source, masterURL: state.masterURL, selection: job.selection,
+            decrypt: options.decrypt, live: state.live, status: status, error: error, created: state.created,
+            updated: PackageStore.timestamp(), master: state.master, variant: state.variant,
+            renditions: state.renditions.map { rendition in
+                PackageManifest.Rendition(
+                    folder: rendition.selected.folder, role: rendition.selected.role.rawValue,
+                    playlistURL: rendition.selected.playlistURL, groupID: rendition.selected.groupID,
+                    name: rendition.selected.name, language: rendition.selected.language,
+                    bandwidth: rendition.selected.bandwidth, segments: rendition.segments.count,
+                    duration: rendition.recordedDuration, ended: rendition.ended,
+                    lastSourceSequence: rendition.lastSourceSequence)
+            },
+            files: files)
     }
 
     func saveManifest(status: PackageStatus, error: String?) throws(HLSDownloadError) {
@@ -261,19 +246,11 @@ extension HLSDownloadEngine {
 
     /// Emits progress and saves the manifest at checkpoints until cancelled.
     func tick() async {
-        var lastSave = ContinuousClock.now
-        var saveCost = Duration.zero
-        let live = state.withLock { $0.live }
         while !Task.isCancelled {
             try? await Task.sleep(for: options.progressInterval)
             if Task.isCancelled { break }
-            emitProgress()
-            let now = ContinuousClock.now
-            if lastSave.duration(to: now) >= max(.seconds(1), saveCost * 10), state.withLock({ $0.manifestDirty }) {
-                try? saveManifest(status: live ? .recording : .downloading, error: nil)
-                lastSave = ContinuousClock.now
-                saveCost = now.duration(to: lastSave)
-            }
+            let actions = state.withLock { $0.books.progressTick(at: .now) }
+            try? perform(actions)
         }
     }
 
@@ -285,14 +262,9 @@ extension HLSDownloadEngine {
     func progressSnapshot() -> HLSDownloadProgress {
         let limit = options.liveDuration.map(\.secondsValue)
         return state.withLock { state in
-            state.meter.record(totalBytes: state.bytesTransferred, at: .now)
-            return HLSDownloadProgress(
-                filesDone: state.unitsDone, filesTotal: state.unitsTotal, filesSkipped: state.unitsSkipped,
-                bytesDone: state.bytesDone, bytesTransferred: state.bytesTransferred,
-                estimatedTotalBytes: state.live ? nil : state.estimator.estimate().map { max($0, state.bytesDone) },
-                bytesPerSecond: state.meter.bytesPerSecond,
-                recordedSeconds: state.live ? state.renditions.first?.recordedDuration : nil,
-                recordingLimitSeconds: state.live ? limit : nil)
+            state.books.progress(
+                at: .now, live: state.live, recordedSeconds: state.renditions.first?.recordedDuration,
+                limitSeconds: limit)
         }
     }
 }

@@ -77,7 +77,7 @@ extension HLSDownloadEngine {
         }
         state.withLock { state in
             state.renditions[index].ended = true
-            state.manifestDirty = true
+            state.books.planChanged()
         }
     }
 
@@ -89,14 +89,14 @@ extension HLSDownloadEngine {
     ) async throws(HLSDownloadError) {
         let newFiles = try state.withLock { (state) throws(HLSDownloadError) -> [Int] in
             state.renditions[index].header.merge(playlist)
-            let before = state.files.count
+            let before = state.books.files.count
             try plan(entries, rendition: index, playlistURL: url, in: &state)
-            state.manifestDirty = true
-            return Array(before..<state.files.count)
+            state.books.planChanged()
+            return Array(before..<state.books.files.count)
         }
         try saveSource(of: index)
         try await fetchPendingKeys()
-        let items = state.withLock { pendingItems(in: $0, files: newFiles) }
+        let items = state.withLock { $0.books.pendingItems(files: newFiles) }
         queue.enqueue(items)
     }
 }

@@ -125,7 +125,10 @@ extension HLSDownloadEngine {
     /// segment under it could be played.
     func fetchPendingKeys() async throws(HLSDownloadError) {
         let keyFiles = state.withLock { state in
-            state.files.indices.filter { state.files[$0].kind == .key }.map { ($0, state.files[$0], state.states[$0]) }
+            let books = state.books
+            return books.files.indices.filter { books.files[$0].kind == .key }.map {
+                ($0, books.files[$0], books.states[$0])
+            }
         }
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -193,15 +196,7 @@ extension HLSDownloadEngine {
         try PackageStore.writeAtomically(Data(bytes), to: URL(fileURLWithPath: finalPath))
         state.withLock { state in
             state.keys[file.path] = bytes
-            if !state.states[index].isDone {
-                state.states[index] = .done(length: 16, etag: nil)
-                state.unitsDone += file.units
-                state.bytesDone += 16
-                state.bytesTransferred += 16
-                state.filesFetched += 1
-                count(doneFile: index, length: 16, in: &state)
-                state.manifestDirty = true
-            }
+            state.books.keyFetched(index)
         }
     }
 }

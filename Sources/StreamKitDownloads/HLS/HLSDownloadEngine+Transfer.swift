@@ -9,17 +9,11 @@ extension HLSDownloadEngine {
     /// Runs the transfer workers over every pending file (and, for a live playlist, the reloaders
     /// that add more), with a ticker for progress and checkpoints.
     func transfer() async throws(HLSDownloadError) {
-        // Byte-range files whose every range arrived in an earlier run that stopped before moving
-        // them into place (a kill during a long decryption, say): no piece is left to end them.
-        let finished = state.withLock { state in
-            state.ranged.filter { index, ranged in ranged.piecesLeft <= 0 && !state.states[index].isDone }.map(\.key)
+        let (recording, start) = state.withLock { state in
+            let recording = state.renditions.contains { !$0.ended }
+            return (recording, state.books.transferStarted(recording: recording, at: .now))
         }
-        for index in finished.sorted() { try completeRanged(index) }
-        let (items, recording) = state.withLock { state in
-            (pendingItems(in: state, files: Array(state.files.indices)), state.renditions.contains { !$0.ended })
-        }
-        queue.enqueue(items)
-        if !recording { queue.finish(dropPending: false) }
+        try perform(start)
         let ticker = Task { await self.tick() }
         let outcome: Result<Void, HLSDownloadError>
         do {
@@ -38,35 +32,42 @@ extension HLSDownloadEngine {
         } catch {
             outcome = .failure(.cancelled)
         }
-        // The ticker's last checkpoint is written before the caller writes its own: an older
-        // snapshot must not land after the final one.
+        // The ticker's last checkpoint is written before the caller writes its own, and none
+        // after the transfer stopped: an older snapshot must not land after the final one.
+        state.withLock { $0.books.transferStopped() }
         ticker.cancel()
         await ticker.value
         try outcome.get()
         if Task.isCancelled { throw .cancelled }
     }
 
-    /// The work items for `files` that are not done yet, in media-time order across renditions.
-    func pendingItems(in state: EngineState, files indices: [Int]) -> [WorkItem] {
-        var items: [(time: Double, rendition: Int, item: WorkItem)] = []
-        for index in indices where !state.states[index].isDone {
-            let file = state.files[index]
-            if file.kind == .key { continue }
-            if file.parts == nil {
-                items.append((file.startTime, file.rendition, .whole(file: index)))
-                continue
-            }
-            let done = state.ranged[index]?.done ?? ByteRangeSet()
-            for piece in pieces(of: file) where !done.contains(piece.range) {
-                items.append(
-                    (file.startTime, file.rendition, .piece(file: index, range: piece.range, units: piece.units)))
+    /// Performs the actions of a transition, in order.
+    func perform(_ actions: [HLSDownloadAction]) throws(HLSDownloadError) {
+        for action in actions {
+            switch action {
+            case .reportProgress:
+                emitProgress()
+            case .writeCheckpoint:
+                let due = ContinuousClock.now
+                try? saveManifest(status: state.withLock { $0.live } ? .recording : .downloading, error: nil)
+                state.withLock { $0.books.checkpointWritten(dueAt: due, writtenAt: .now) }
+            case .enqueue(let items):
+                queue.enqueue(items)
+            case .finishQueue:
+                queue.finish(dropPending: false)
+            case .completeRangedFile(let index, let failure):
+                try completeRanged(index, failure: failure)
+            case .reportSkipped(let path, let url, let bytes, let error):
+                if let bytes {
+                    logger.warning("skipping bytes \(bytes) of \(path): \(error)")
+                } else {
+                    logger.warning("skipping \(path): \(error)")
+                }
+                events.yield(.skipped(path: path, url: error.url ?? url, reason: error.description))
+            case .fail(let error):
+                throw error
             }
         }
-        return items.enumerated().sorted { lhs, rhs in
-            (lhs.element.time, lhs.element.rendition, lhs.offset) < (
-                rhs.element.time, rhs.element.rendition, rhs.offset
-            )
-        }.map(\.element.item)
     }
 
     /// One transfer worker: takes items until the queue is finished.
@@ -79,10 +80,10 @@ extension HLSDownloadEngine {
                 case .piece(let index, let range, let units): try await fetchPiece(index, range: range, units: units)
                 }
             } catch {
-                guard error.kind != .cancelled, options.skipBroken, error.kind != .writeFailed,
-                    state.withLock({ $0.files[item.file].kind != .key })
-                else { throw error }
-                try skip(item, error: error)
+                let actions = state.withLock { state in
+                    state.books.itemFailed(item, error: error, skipBroken: options.skipBroken)
+                }
+                try perform(actions)
             }
         }
         if Task.isCancelled { throw .cancelled }
@@ -91,7 +92,7 @@ extension HLSDownloadEngine {
     // MARK: Whole files
 
     private func fetchWhole(_ index: Int) async throws(HLSDownloadError) {
-        let file = state.withLock { $0.files[index] }
+        let file = state.withLock { $0.books.files[index] }
         let finalPath = path(file.path)
         var etag: String?
         if let decryption = file.decryption {
@@ -117,7 +118,8 @@ extension HLSDownloadEngine {
         } else {
             etag = try await download(index, file, to: finalPath)
         }
-        finished(index, length: PackageFiles.size(finalPath) ?? 0, etag: etag)
+        let length = PackageFiles.size(finalPath) ?? 0
+        state.withLock { $0.books.fileFinished(index, length: length, etag: etag) }
     }
 
     /// Downloads a whole resource with the client's resumable file download.
@@ -135,18 +137,18 @@ extension HLSDownloadEngine {
                 retry: options.retry, progressInterval: .milliseconds(200), recordsEntityTag: true))
         let watcher = Task {
             for await progress in download.progress {
-                self.progressed(index, received: progress.bytesReceived, transferred: progress.bytesTransferred)
+                self.state.withLock { state in
+                    state.books.wholeFileProgressed(
+                        index, received: progress.bytesReceived, transferred: progress.bytesTransferred)
+                }
             }
         }
         do {
             let result = try await download.result()
             await watcher.value
             state.withLock { state in
-                let counted = state.inFlight[index]?.transferred ?? 0
-                state.bytesTransferred += result.bytesTransferred - counted
-                state.inFlight[index]?.transferred = result.bytesTransferred
-                state.bytesDone += result.byteCount - (state.inFlight[index]?.counted ?? 0)
-                state.inFlight[index]?.counted = result.byteCount
+                state.books.wholeFileTransferred(
+                    index, byteCount: result.byteCount, transferred: result.bytesTransferred)
             }
             if case .entityTag(let tag) = result.validator { return tag.headerValue }
             return nil
@@ -164,31 +166,6 @@ extension HLSDownloadEngine {
         }
     }
 
-    private func progressed(_ index: Int, received: Int64, transferred: Int64) {
-        state.withLock { state in
-            let previous = state.inFlight[index] ?? (0, 0)
-            state.bytesDone += received - previous.counted
-            state.bytesTransferred += transferred - previous.transferred
-            state.inFlight[index] = (received, transferred)
-        }
-    }
-
-    /// Marks a file done once it is in place under its final name.
-    private func finished(_ index: Int, length: Int64, etag: String?) {
-        state.withLock { state in
-            let file = state.files[index]
-            if file.parts == nil {
-                state.unitsDone += file.units
-                // Bytes were counted as they came; a decrypted file is a little shorter.
-                state.inFlight[index] = nil
-            }
-            state.states[index] = .done(length: length, etag: etag)
-            state.filesFetched += 1
-            count(doneFile: index, length: length, in: &state)
-            state.manifestDirty = true
-        }
-    }
-
     // MARK: Byte ranges
 
     /// Fetches one piece of a byte-range file. With `skipBroken`, a piece of several ranges that
@@ -200,18 +177,15 @@ extension HLSDownloadEngine {
             guard options.skipBroken, units > 1, error.kind != .cancelled, error.kind != .writeFailed else {
                 throw error
             }
-            let (file, parts) = state.withLock { state in
-                (state.files[index], (state.files[index].parts ?? []).filter { range.contains($0) && !$0.isEmpty })
-            }
+            let file = state.withLock { $0.books.files[index] }
+            let parts = (file.parts ?? []).filter { range.contains($0) && !$0.isEmpty }
             var failed = 0
             for part in parts {
                 do {
                     try await fetchBytes(index, range: part)
                 } catch {
                     guard error.kind != .cancelled, error.kind != .writeFailed else { throw error }
-                    logger.warning("skipping bytes \(part) of \(file.path): \(error)")
-                    events.yield(.skipped(path: file.path, url: error.url ?? file.url, reason: error.description))
-                    state.withLock { $0.ranged[index]?.failed.insert(part) }
+                    try perform(state.withLock { $0.books.rangeFailed(part, file: index, error: error) })
                     failed += 1
                 }
             }
@@ -225,9 +199,9 @@ extension HLSDownloadEngine {
     /// ranges record whatever happens.
     private func fetchBytes(_ index: Int, range: ByteRange) async throws(HLSDownloadError) {
         let (file, missing, validator) = state.withLock { state in
-            let ranged = state.ranged[index] ?? RangedFileState()
+            let ranged = state.books.ranged[index] ?? RangedFileState()
             return (
-                state.files[index], ByteRangeSet([range]).subtracting(ranged.done).ranges, ranged.validator
+                state.books.files[index], ByteRangeSet([range]).subtracting(ranged.done).ranges, ranged.validator
             )
         }
         guard !missing.isEmpty else { return }
@@ -245,25 +219,18 @@ extension HLSDownloadEngine {
                 let outcome = try await fetcher.fetch(
                     url: file.url, range: gap, into: descriptor, shift: shift, validator: current
                 ) { written, validator in
-                    let record: RangesRecord? = state.withLock { state in
-                        state.ranged[index, default: RangedFileState()].done.insert(written)
-                        if state.ranged[index]?.validator == nil { state.ranged[index]?.validator = validator }
-                        state.bytesDone += written.count
-                        state.bytesTransferred += written.count
-                        // A request may run for minutes: what it wrote is recorded once a second,
-                        // so that a kill -9 costs at most that much (Ctrl-C saves at the end).
-                        guard lastSave.duration(to: .now) >= .seconds(1) else { return nil }
-                        lastSave = .now
-                        return RangesRecord(
-                            url: file.url, validator: state.ranged[index]?.validator,
-                            done: state.ranged[index]?.done ?? ByteRangeSet())
+                    // A request may run for minutes: what it wrote is recorded once a second,
+                    // so that a kill -9 costs at most that much (Ctrl-C saves at the end).
+                    let now = ContinuousClock.now
+                    let recordDue = lastSave.duration(to: now) >= .seconds(1)
+                    if recordDue { lastSave = now }
+                    let record = state.withLock { state in
+                        state.books.rangeWritten(written, file: index, validator: validator, recordDue: recordDue)
                     }
                     try? record?.save(recordPath)
                 }
                 current = current ?? outcome.validator
-                state.withLock { state in
-                    if state.ranged[index]?.validator == nil { state.ranged[index]?.validator = outcome.validator }
-                }
+                state.withLock { $0.books.rangeValidatorReceived(outcome.validator, file: index) }
             } catch {
                 failure = HLSDownloadError(
                     error.kind, url: error.url ?? file.url, status: error.status, path: file.path,
@@ -272,35 +239,27 @@ extension HLSDownloadEngine {
             }
         }
         close(descriptor)
-        let record = state.withLock { state in
-            RangesRecord(
-                url: file.url, validator: state.ranged[index]?.validator,
-                done: state.ranged[index]?.done ?? ByteRangeSet())
-        }
+        let record = state.withLock { $0.books.rangesRecord(of: index) }
         try? record.save(recordPath)
         if let failure { throw failure }
     }
 
     /// Counts a finished piece; the last one moves the file into place.
     private func endPiece(_ index: Int, unitsDone: Int, unitsSkipped: Int) throws(HLSDownloadError) {
-        let complete = state.withLock { state in
-            state.unitsDone += unitsDone
-            state.unitsSkipped += unitsSkipped
-            state.ranged[index]?.piecesLeft -= 1
-            state.manifestDirty = true
-            return (state.ranged[index]?.piecesLeft ?? 0) <= 0
-        }
-        if complete { try completeRanged(index) }
+        let actions = state.withLock { $0.books.pieceEnded(index, unitsDone: unitsDone, unitsSkipped: unitsSkipped) }
+        try perform(actions)
     }
 
-    /// Moves a byte-range file into place once every piece has ended (decrypting an own-file segment).
-    func completeRanged(_ index: Int) throws(HLSDownloadError) {
-        let (file, ranged) = state.withLock { ($0.files[index], $0.ranged[index] ?? RangedFileState()) }
+    /// Moves a byte-range file into place once every piece has ended (decrypting an own-file
+    /// segment). A file left a gap gives `failure` as the reason when there is one.
+    func completeRanged(_ index: Int, failure: HLSDownloadError?) throws(HLSDownloadError) {
+        let (file, ranged) = state.withLock { ($0.books.files[index], $0.books.ranged[index] ?? RangedFileState()) }
         let finalPath = path(file.path)
         let partial = finalPath + PackageLayout.rangedPartialSuffix
         guard !ranged.done.isEmpty || (file.rangedLength ?? 0) == 0 else {
             state.withLock { state in
-                state.states[index] = .skipped(reason: "every byte range failed", status: nil)
+                state.books.rangedFileBecameGap(
+                    index, reason: failure?.description ?? "every byte range failed", status: failure?.status)
             }
             return
         }
@@ -310,8 +269,8 @@ extension HLSDownloadEngine {
             // its ranges record, for a later run, and is a gap now (found in review: the failed
             // decryption failed the whole download under --skip-broken).
             state.withLock { state in
-                state.states[index] = .skipped(reason: "some byte ranges failed", status: nil)
-                state.manifestDirty = true
+                state.books.rangedFileBecameGap(
+                    index, reason: failure?.description ?? "some byte ranges failed", status: failure?.status)
             }
             return
         }
@@ -335,54 +294,11 @@ extension HLSDownloadEngine {
         if ranged.failed.isEmpty { PackageFiles.remove(finalPath + PackageLayout.rangesRecordSuffix) }
         var etag: String?
         if case .entityTag(let validator) = ranged.validator { etag = validator.headerValue }
+        let length = PackageFiles.size(finalPath) ?? 0
         state.withLock { state in
-            let length = PackageFiles.size(finalPath) ?? 0
-            if ranged.failed.isEmpty {
-                state.states[index] = .done(length: length, etag: etag)
-            } else {
-                state.states[index] = .skipped(reason: "some byte ranges failed", status: nil)
-            }
-            state.filesFetched += 1
-            if file.kind == .segment {
-                state.estimator.renditions[file.rendition].exactBytes -= file.rangedLength ?? 0
-                state.estimator.renditions[file.rendition].exactDuration -= file.duration
-                state.estimator.renditions[file.rendition].doneBytes += length
-                state.estimator.renditions[file.rendition].doneDuration += file.duration
-            }
-            state.manifestDirty = true
-        }
-    }
-
-    // MARK: Skipping
-
-    /// Records a failed item as skipped (`--skip-broken`): its segments become EXT-X-GAP.
-    private func skip(_ item: WorkItem, error: HLSDownloadError) throws(HLSDownloadError) {
-        let file = state.withLock { $0.files[item.file] }
-        logger.warning("skipping \(file.path): \(error)")
-        events.yield(.skipped(path: file.path, url: error.url ?? file.url, reason: error.description))
-        switch item {
-        case .whole(let index):
-            state.withLock { state in
-                state.states[index] = .skipped(reason: error.description, status: error.status)
-                state.unitsSkipped += file.units
-                if let counted = state.inFlight[index]?.counted { state.bytesDone -= counted }
-                state.inFlight[index] = nil
-                state.manifestDirty = true
-            }
-        case .piece(let index, let range, let units):
-            let complete = state.withLock { state in
-                state.ranged[index]?.failed.insert(range)
-                state.ranged[index]?.piecesLeft -= 1
-                state.unitsSkipped += units
-                state.manifestDirty = true
-                return (state.ranged[index]?.piecesLeft ?? 0) <= 0
-            }
-            if complete { try completeRanged(index) }
-            state.withLock { state in
-                if case .skipped = state.states[index] {
-                    state.states[index] = .skipped(reason: error.description, status: error.status)
-                }
-            }
+            state.books.rangedFilePlaced(
+                index, length: length, etag: etag, gapReason: failure?.description ?? "some byte ranges failed",
+                status: failure?.status)
         }
     }
 }

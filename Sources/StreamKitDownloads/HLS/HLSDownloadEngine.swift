@@ -5,32 +5,6 @@ import StreamKitHTTP
 import StreamKitHTTPClient
 import Synchronization
 
-/// What a transfer worker does next.
-enum WorkItem: Sendable, Hashable {
-    /// Fetch the whole resource of a file.
-    case whole(file: Int)
-    /// Fetch `range` of a byte-range file's resource; it holds `units` segments and maps.
-    case piece(file: Int, range: ByteRange, units: Int)
-
-    var file: Int {
-        switch self {
-        case .whole(let file), .piece(let file, _, _): file
-        }
-    }
-}
-
-/// Where a planned file stands.
-enum FileState: Sendable, Hashable {
-    case pending
-    case done(length: Int64, etag: String?)
-    case skipped(reason: String, status: HTTPStatus?)
-
-    var isDone: Bool {
-        if case .done = self { return true }
-        return false
-    }
-}
-
 /// One rendition while it is downloaded or recorded.
 struct RenditionState: Sendable {
     var selected: SelectedRendition
@@ -44,21 +18,10 @@ struct RenditionState: Sendable {
     var recordedDuration = 0.0
 }
 
-/// A byte-range file's progress: which bytes are on disk, which failed, and the validator.
-struct RangedFileState: Sendable {
-    var done = ByteRangeSet()
-    var failed = ByteRangeSet()
-    var validator: HTTPClientRequest.IfRange?
-    var piecesLeft = 0
-}
-
-/// Everything the engine's tasks share, under one lock.
+/// Everything the engine's tasks share, under one lock: the plan of renditions, keys and the
+/// source's multivariant playlist, and the bookkeeping of every file.
 struct EngineState: Sendable {
     var renditions: [RenditionState] = []
-    var files: [PlannedFile] = []
-    var fileIndex: [String: Int] = [:]
-    var states: [FileState] = []
-    var ranged: [Int: RangedFileState] = [:]
     var keys: [String: [UInt8]] = [:]
     var master: MultivariantPlaylist?
     var masterURL: String?
@@ -66,39 +29,7 @@ struct EngineState: Sendable {
     var live = false
     var created = PackageStore.timestamp()
     var previousRecords: [String: PackageManifest.File] = [:]
-
-    var unitsTotal = 0
-    var unitsDone = 0
-    var unitsSkipped = 0
-    var bytesDone: Int64 = 0
-    var bytesTransferred: Int64 = 0
-    /// Bytes of whole-file downloads in flight already counted in `bytesDone`, and received this run.
-    var inFlight: [Int: (counted: Int64, transferred: Int64)] = [:]
-    var estimator = SizeEstimator(renditions: [])
-    var meter = TransferSpeedMeter()
-    var filesFetched = 0
-    var filesAlreadyDone = 0
-    var manifestDirty = true
-
-    /// Adds planned files, returning their indices.
-    mutating func add(_ newFiles: [PlannedFile]) -> [Int] {
-        var indices: [Int] = []
-        for file in newFiles {
-            if let existing = fileIndex[file.path] {
-                indices.append(existing)
-                continue
-            }
-            fileIndex[file.path] = files.count
-            indices.append(files.count)
-            files.append(file)
-            states.append(.pending)
-            unitsTotal += file.units
-            if file.kind == .segment {
-                estimator.renditions[file.rendition].totalDuration += file.duration
-            }
-        }
-        return indices
-    }
+    var books: HLSDownloadBookkeeping
 }
 
 /// Runs one ``HLSDownloadJob``: discovers or restores the plan, fetches keys, then runs the
@@ -110,7 +41,7 @@ final class HLSDownloadEngine: Sendable {
     let events: AsyncStream<HLSDownloadEvent>.Continuation
     let control: RecordingControl
     let directory: URL
-    let state = Mutex(EngineState())
+    let state: Mutex<EngineState>
     let queue = WorkQueue<WorkItem>()
 
     var options: HLSDownloadOptions { job.options }
@@ -125,6 +56,10 @@ final class HLSDownloadEngine: Sendable {
         self.events = events
         self.control = control
         directory = job.packageDirectory.standardizedFileURL
+        state = Mutex(
+            EngineState(
+                books: HLSDownloadBookkeeping(
+                    connections: job.options.connections, minimumPieceBytes: job.options.minimumRangePieceBytes)))
     }
 
     /// The absolute path of a package path.
@@ -245,8 +180,7 @@ final class HLSDownloadEngine: Sendable {
                     sharesRangedFiles: !live)
                 state.renditions.append(
                     RenditionState(selected: selected, header: MediaPlaylistHeader(media), planner: planner))
-                state.estimator.renditions.append(
-                    SizeEstimator.Rendition(priorBytesPerSecond: selected.bandwidth.map { Double($0) / 8 }))
+                state.books.renditionPlanned(priorBytesPerSecond: selected.bandwidth.map { Double($0) / 8 })
                 let resolved = media.resolvedSegments(baseURL: url)
                 var entries = Array(zip(media.segments, resolved))
                 if live {
@@ -268,7 +202,7 @@ final class HLSDownloadEngine: Sendable {
         var planner = state.renditions[index].planner
         let (files, segments) = try planner.plan(entries, playlistURL: playlistURL)
         state.renditions[index].planner = planner
-        _ = state.add(files)
+        _ = state.books.filesPlanned(files)
         state.renditions[index].segments += segments
         state.renditions[index].recordedDuration += segments.reduce(0) { $0 + $1.segment.duration }
         if let last = entries.last { state.renditions[index].lastSourceSequence = last.resolved.mediaSequence }
@@ -311,8 +245,7 @@ final class HLSDownloadEngine: Sendable {
                 var rendition = RenditionState(selected: selected, header: MediaPlaylistHeader(media), planner: planner)
                 rendition.ended = !manifest.live || record.ended
                 state.renditions.append(rendition)
-                state.estimator.renditions.append(
-                    SizeEstimator.Rendition(priorBytesPerSecond: record.bandwidth.map { Double($0) / 8 }))
+                state.books.renditionPlanned(priorBytesPerSecond: record.bandwidth.map { Double($0) / 8 })
                 let entries = Array(zip(media.segments, media.resolvedSegments()))
                 try plan(entries, rendition: index, playlistURL: sourcePath(of: record.folder), in: &state)
                 // The recorded source is written before package.json: the later of the two.
@@ -327,7 +260,7 @@ final class HLSDownloadEngine: Sendable {
     private func reconcile(with manifest: PackageManifest?) async throws(HLSDownloadError) -> HLSPackageSummary {
         let records = Dictionary(
             (manifest?.files ?? []).map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
-        let (files, folders) = state.withLock { ($0.files, $0.renditions.map(\.selected.folder)) }
+        let (files, folders) = state.withLock { ($0.books.files, $0.renditions.map(\.selected.folder)) }
         for folder in folders { try PackageFiles.createDirectory(path(folder)) }
         var outcomes: [(FileState, RangedFileState?)] = []
         for file in files {
@@ -338,7 +271,7 @@ final class HLSDownloadEngine: Sendable {
         return state.withLock { state in
             state.previousRecords = records
             for (index, (fileState, ranged)) in outcomes.enumerated() {
-                register(index, fileState, ranged, in: &state)
+                state.books.fileRestored(index, fileState, ranged)
             }
             var summary = summary(in: state)
             summary.filesVerified = checked.verified
@@ -390,58 +323,6 @@ final class HLSDownloadEngine: Sendable {
         return (.pending, ranged)
     }
 
-    /// Records a file's state and counts it in the progress.
-    func register(_ index: Int, _ fileState: FileState, _ ranged: RangedFileState?, in state: inout EngineState) {
-        let file = state.files[index]
-        state.states[index] = fileState
-        if case .done(let length, _) = fileState {
-            state.unitsDone += file.units
-            state.bytesDone += length
-            state.filesAlreadyDone += 1
-            count(doneFile: index, length: length, in: &state)
-        } else if var ranged {
-            let pieces = pieces(of: file)
-            var left = 0
-            for piece in pieces {
-                if ranged.done.contains(piece.range) {
-                    state.unitsDone += piece.units
-                } else {
-                    left += 1
-                }
-            }
-            ranged.piecesLeft = left
-            state.ranged[index] = ranged
-            state.bytesDone += ranged.done.byteCount
-            if file.kind == .segment {
-                state.estimator.renditions[file.rendition].exactBytes += file.rangedLength ?? 0
-                state.estimator.renditions[file.rendition].exactDuration += file.duration
-            }
-        }
-    }
-
-    /// Counts a finished file in the size estimate.
-    func count(doneFile index: Int, length: Int64, in state: inout EngineState) {
-        let file = state.files[index]
-        if file.kind == .segment {
-            if file.parts != nil && !file.rebased {
-                state.estimator.renditions[file.rendition].exactBytes -= file.rangedLength ?? 0
-                state.estimator.renditions[file.rendition].exactDuration -= file.duration
-            }
-            state.estimator.renditions[file.rendition].doneBytes += length
-            state.estimator.renditions[file.rendition].doneDuration += file.duration
-        } else {
-            state.estimator.renditions[file.rendition].otherBytes += length
-        }
-    }
-
-    /// The pieces a file is fetched in.
-    func pieces(of file: PlannedFile) -> [(range: ByteRange, units: Int)] {
-        guard let parts = file.parts else { return [] }
-        if file.rebased { return parts.map { ($0, 1) } }
-        return RangePiecePlanner.pieces(
-            parts: parts, connections: options.connections, minimumPieceBytes: options.minimumRangePieceBytes)
-    }
-
     func summary(in state: EngineState) -> HLSPackageSummary {
         HLSPackageSummary(
             id: job.packageID, directory: directory,
@@ -451,7 +332,7 @@ final class HLSDownloadEngine: Sendable {
                     language: rendition.selected.language, segments: rendition.segments.count,
                     duration: rendition.recordedDuration)
             },
-            files: state.files.count, filesAlreadyDone: state.filesAlreadyDone, live: state.live)
+            files: state.books.files.count, filesAlreadyDone: state.books.filesAlreadyDone, live: state.live)
     }
 }
 
