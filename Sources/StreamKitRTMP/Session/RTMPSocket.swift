@@ -184,31 +184,33 @@ public actor RTMPSocket {
         disconnect()
         hasEnded = false
         peer = "\(host):\(port)"
-        let deadline = ContinuousClock.now + configuration.connectTimeout
+        let addresses: [ResolvedAddress]
+        do {
+            addresses = try ResolvedAddress.resolve(host: host, port: port)
+        } catch {
+            throw .connectionFailed(host: host, port: port, error.message)
+        }
+        // RTMP gives every address the whole connect timeout: a timeout ends the connect.
+        var attempts = ConnectAttempts(
+            addresses: addresses, deadline: .now + configuration.connectTimeout, perAddress: nil)
         var lastError = "no address"
-        for address in try Self.resolve(host: host, port: port) {
-            let descriptor = socket(address.family, Int32(SOCK_STREAM.rawValue), 0)
-            guard descriptor >= 0 else {
-                lastError = SystemError.current("socket").reason
+        while let attempt = attempts.next(now: .now) {
+            let descriptor: Int32
+            let connected: Bool
+            do {
+                (descriptor, connected) = try attempt.address.startConnecting()
+            } catch {
+                lastError = error.reason
                 continue
             }
-            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
             var one: Int32 = 1
             setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             #if canImport(Darwin)
             setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
             #endif
             let candidate = Connection(descriptor: descriptor, queue: queue, events: eventContinuation)
-            let result = address.storage.withUnsafeBytes {
-                connectDescriptor(descriptor, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), address.length)
-            }
-            if result != 0 && errno != EINPROGRESS {
-                lastError = SystemError.current("connect").reason
-                candidate.close()
-                continue
-            }
-            if result != 0 {
-                let remaining = deadline - ContinuousClock.now
+            if !connected {
+                let remaining = attempt.deadline - ContinuousClock.now
                 let outcome = await candidate.wait(.write, timeout: remaining > .zero ? remaining : .zero)
                 if outcome != .ready {
                     candidate.close()
@@ -217,9 +219,7 @@ public actor RTMPSocket {
                     }
                     throw .connectionFailed(host: host, port: port, "cancelled")
                 }
-                var status: Int32 = 0
-                var length = socklen_t(MemoryLayout<Int32>.size)
-                getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &status, &length)
+                let status = ResolvedAddress.pendingError(of: descriptor)
                 if status != 0 {
                     lastError = SystemError(code: status, operation: "connect").reason
                     candidate.close()
@@ -384,40 +384,6 @@ public actor RTMPSocket {
     #else
     private static let sendFlags = Int32(MSG_NOSIGNAL)
     #endif
-
-    private struct ResolvedAddress {
-        var family: Int32
-        var storage: [UInt8]
-        var length: socklen_t
-    }
-
-    private static func resolve(host: String, port: UInt16) throws(RTMPError) -> [ResolvedAddress] {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, String(port), &hints, &list)
-        guard status == 0, let first = list else {
-            throw .connectionFailed(host: host, port: port, String(cString: gai_strerror(status)))
-        }
-        defer { freeaddrinfo(list) }
-        var addresses: [ResolvedAddress] = []
-        var cursor: UnsafeMutablePointer<addrinfo>? = first
-        while let entry = cursor {
-            if let address = entry.pointee.ai_addr {
-                let length = Int(entry.pointee.ai_addrlen)
-                let bytes = Array(UnsafeRawBufferPointer(start: address, count: length))
-                addresses.append(
-                    ResolvedAddress(family: entry.pointee.ai_family, storage: bytes, length: entry.pointee.ai_addrlen))
-            }
-            cursor = entry.pointee.ai_next
-        }
-        return addresses
-    }
 }
 
 private func closeDescriptor(_ descriptor: Int32) { close(descriptor) }
-
-private func connectDescriptor(_ descriptor: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
-    connect(descriptor, address, length)
-}
