@@ -536,39 +536,31 @@ public actor DownloadManager {
         emit(.allCompleted)
     }
 
-    /// The runner ended with `outcome` (`nil`: success).
+    /// The runner ended, having thrown `error` (`nil`: success).
     func finished(_ id: String, error: (any Error)?) {
         runners[id] = nil
         guard let info = tasks[id] else {
             schedule()
             return
         }
+        let outcome = DownloadRunOutcome(error: error, taskID: id)
         do {
-            switch info.state {
-            case .stopping:
-                try move(id, to: .stopped)
-            case .running:
-                if let error {
-                    if error is CancellationError || (error as? DownloadManagerError)?.kind == .cancelled {
-                        try move(id, to: .ready)
-                    } else {
-                        let managerError =
-                            error as? DownloadManagerError
-                            ?? DownloadManagerError(.transfer, "\(error)", taskID: id)
-                        try fail(id, managerError)
-                    }
-                } else {
-                    var done = info
-                    done.progress = 1
-                    done.postProcessingProgress = 1
-                    if let expected = done.bytesExpected { done.bytesDone = expected }
-                    tasks[id] = done
-                    emit(.postProcessing(id: id, fraction: 1))
-                    try move(id, to: .success)
-                    if let info = tasks[id] { emit(.completed(info)) }
-                }
-            default:
+            switch (outcome, outcome.nextState(from: info.state)) {
+            case (_, nil):
                 break
+            case (.succeeded, .success?):
+                var done = info
+                done.progress = 1
+                done.postProcessingProgress = 1
+                if let expected = done.bytesExpected { done.bytesDone = expected }
+                tasks[id] = done
+                emit(.postProcessing(id: id, fraction: 1))
+                try move(id, to: .success)
+                if let info = tasks[id] { emit(.completed(info)) }
+            case (.failed(let failure), .failed?):
+                try fail(id, failure)
+            case (_, let next?):
+                try move(id, to: next)
             }
         } catch {
             // A transition refused here would be a bug in the table; the task stays as it is.
@@ -664,9 +656,8 @@ public actor DownloadManager {
         _ info: DownloadTaskInfo, client: HTTPClient, meter: ProgressGate,
         sink: AsyncStream<ProgressGate.Report>.Continuation
     ) async throws {
-        let options = configuration.fileOptions
-        var failures = 0
-        var lastDone: Int64 = -1
+        let policy = DownloadFailurePolicy(configuration.fileOptions)
+        var streak = FailureStreak()
         while true {
             // An attempt that failed before the package was planned leaves a folder with no
             // package.json, which the downloader refuses to reuse; the folder is the task's own.
@@ -696,25 +687,17 @@ public actor DownloadManager {
                 }
                 return
             } catch let error as HLSDownloadError {
-                if Task.isCancelled || error.kind == .cancelled { throw CancellationError() }
-                let fatal: Set<HLSDownloadError.Kind> = [
-                    .invalidPlaylist, .noMatchingVariant, .noMatchingRendition, .unsupportedURI, .tooManySegments,
-                    .packageConflict, .writeFailed, .decryptionFailed, .invalidKey,
-                ]
-                let kind: DownloadManagerError.Kind =
-                    error.kind == .writeFailed && error.detail.contains("No space left") ? .diskFull : .transfer
-                if fatal.contains(error.kind) { throw DownloadManagerError(kind, error.description, taskID: info.id) }
-                let reached = done.withLock { $0 }
-                if reached > lastDone { failures = 0 }
-                lastDone = max(lastDone, reached)
-                failures += 1
-                guard failures < options.maximumConsecutiveFailures else {
-                    throw DownloadManagerError(
-                        .transfer, "\(error) (\(failures) errors in a row with no progress)", taskID: info.id)
+                streak.progressed(to: done.withLock { $0 })
+                let failure = DownloadFailure(error, taskCancelled: Task.isCancelled)
+                switch policy.decide(failure, streak: &streak) {
+                case .cancel:
+                    throw CancellationError()
+                case .retry(let delay):
+                    try await Task.sleep(for: delay)
+                case .fail(let kind, let failures):
+                    throw DownloadFailurePolicy.error(
+                        kind, consecutiveFailures: failures, cause: error.description, taskID: info.id)
                 }
-                var delay = options.initialBackoff
-                for _ in 1..<failures { delay = min(options.maximumBackoff, delay * 2) }
-                try await Task.sleep(for: delay)
             }
         }
     }
