@@ -3,6 +3,7 @@
 ///
 /// Errors compare equal by kind (`error.kind == .truncatedBody`, or `error == .cancelled`); the
 /// rest is context for people and for retry decisions. New kinds may be added.
+import StreamKitCore
 import StreamKitHTTP
 
 public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -73,6 +74,9 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     public let retryAfter: RetryAfter?
     /// The explanation: libcurl's message or our own.
     public let detail: String
+    /// For `fileWriteFailed`: the `errno` of the system call that failed, so that callers tell a
+    /// full disk (`ENOSPC`, `EDQUOT`) from other failures without reading ``detail``.
+    package let errno: Int32?
 
     /// Creates an error of `kind` with its context.
     public init(
@@ -86,6 +90,43 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         self.expectedByteOffset = expectedByteOffset
         self.retryAfter = retryAfter
         self.detail = detail
+        self.errno = nil
+    }
+
+    private init(copying error: HTTPClientError, url: String?) {
+        kind = error.kind
+        self.url = url
+        status = error.status
+        byteOffset = error.byteOffset
+        expectedByteOffset = error.expectedByteOffset
+        retryAfter = error.retryAfter
+        detail = error.detail
+        errno = error.errno
+    }
+
+    private init(fileWriteFailed failure: SystemError, url: String?, byteOffset: Int64?, detail: String) {
+        kind = .fileWriteFailed
+        self.url = url
+        status = nil
+        self.byteOffset = byteOffset
+        expectedByteOffset = nil
+        retryAfter = nil
+        self.detail = detail
+        errno = failure.code
+    }
+
+    /// Writing the body to a file failed with `failure`; its `errno` is kept.
+    ///
+    /// - Parameters:
+    ///   - failure: The system call that failed.
+    ///   - url: The URL being fetched.
+    ///   - byteOffset: Where in the representation the write was.
+    ///   - detail: The explanation; `failure`'s own by default.
+    /// - Returns: An error of kind `fileWriteFailed`.
+    package static func fileWriteFailed(
+        _ failure: SystemError, url: String? = nil, byteOffset: Int64? = nil, detail: String? = nil
+    ) -> HTTPClientError {
+        HTTPClientError(fileWriteFailed: failure, url: url, byteOffset: byteOffset, detail: detail ?? "\(failure)")
     }
 
     /// A cancelled request.
@@ -115,9 +156,7 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     /// Returns a copy with `url` set when it had none.
     func with(url newURL: String) -> HTTPClientError {
         guard url == nil else { return self }
-        return HTTPClientError(
-            kind, url: newURL, status: status, byteOffset: byteOffset, expectedByteOffset: expectedByteOffset,
-            retryAfter: retryAfter, detail: detail)
+        return HTTPClientError(copying: self, url: newURL)
     }
 
     public var description: String {

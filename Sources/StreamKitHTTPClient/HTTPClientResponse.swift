@@ -290,7 +290,7 @@ final class ResponseBodyChannel: Sendable {
         let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
         guard duplicate >= 0 else {
             let failure = SystemError.current("fcntl(F_DUPFD_CLOEXEC)", subject: "descriptor \(descriptor)")
-            throw HTTPClientError(.fileWriteFailed, byteOffset: offset, detail: "\(failure)")
+            throw HTTPClientError.fileWriteFailed(failure, byteOffset: offset)
         }
         let action = state.withLock {
             $0.machine.startDirectWrite(descriptor: duplicate, offset: offset, reportInterval: reportInterval)
@@ -349,7 +349,7 @@ enum FileOutput {
             if result < 0 {
                 if errno == EINTR { continue }
                 let failure = SystemError.current("pwrite", subject: "descriptor \(descriptor)")
-                throw HTTPClientError(.fileWriteFailed, byteOffset: offset + Int64(done), detail: "\(failure)")
+                throw HTTPClientError.fileWriteFailed(failure, byteOffset: offset + Int64(done))
             }
             done += result
         }

@@ -226,7 +226,7 @@ private struct FileDownloadRunner {
         let descriptor = open(partialPath.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             let failure = SystemError.current("open", subject: partialPath.path)
-            throw HTTPClientError(.fileWriteFailed, url: request.url, detail: "\(failure)")
+            throw HTTPClientError.fileWriteFailed(failure, url: request.url)
         }
         defer { close(descriptor) }
         var meter = TransferSpeedMeter()
@@ -317,7 +317,7 @@ private struct FileDownloadRunner {
         }
         if rename(partialPath.path, destination.path) != 0 {
             let failure = SystemError.current("rename", subject: destination.path)
-            throw HTTPClientError(.fileWriteFailed, url: request.url, detail: "\(failure)")
+            throw HTTPClientError.fileWriteFailed(failure, url: request.url)
         }
         ResumeRecordAttribute.remove(descriptor: descriptor)
         if recordFile { unlink(recordPath.path) }
@@ -376,6 +376,9 @@ private struct FileDownloadRunner {
             // sync per segment); a record torn by a power loss fails to decode and the file restarts.
             try AtomicFile.write(data, to: recordPath.path, temporarySuffix: ".streamkit-tmp")
             return true
+        } catch let failure as SystemError {
+            throw HTTPClientError.fileWriteFailed(
+                failure, url: request.url, detail: "saving \(recordPath.path): \(failure)")
         } catch {
             throw HTTPClientError(.fileWriteFailed, url: request.url, detail: "saving \(recordPath.path): \(error)")
         }
@@ -388,12 +391,12 @@ private struct FileDownloadRunner {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {
             let failure = SystemError.current("fstat", subject: partialPath.path)
-            throw HTTPClientError(.fileWriteFailed, url: request.url, detail: "\(failure)")
+            throw HTTPClientError.fileWriteFailed(failure, url: request.url)
         }
         guard Int64(status.st_size) > length else { return }
         guard ftruncate(descriptor, off_t(length)) == 0 else {
             let failure = SystemError.current("ftruncate", subject: partialPath.path)
-            throw HTTPClientError(.fileWriteFailed, url: request.url, detail: "\(failure)")
+            throw HTTPClientError.fileWriteFailed(failure, url: request.url)
         }
     }
 

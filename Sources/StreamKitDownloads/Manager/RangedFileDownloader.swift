@@ -64,7 +64,7 @@ final class RangedFileDownloader: Sendable {
         var board: PieceBoard?
         var state: FileResumeState
         var rangesSupported = false
-        var consecutiveFailures = 0
+        var failures = FailureStreak()
     }
 
     /// Another connection saw the representation change: everything starts over.
@@ -75,6 +75,7 @@ final class RangedFileDownloader: Sendable {
     let headers: HTTPHeaders
     let partialPath: String
     let options: RangedFileOptions
+    let policy: DownloadFailurePolicy
     let shared: Mutex<Shared>
     let onProgress: @Sendable (_ done: Int64, _ length: Int64?) -> Void
     let save: @Sendable (FileResumeState) async throws -> Void
@@ -90,6 +91,7 @@ final class RangedFileDownloader: Sendable {
         self.headers = headers
         self.partialPath = partialPath
         self.options = options
+        self.policy = DownloadFailurePolicy(options)
         self.shared = Mutex(Shared(state: initial))
         self.taskID = taskID
         self.onProgress = onProgress
@@ -282,7 +284,7 @@ final class RangedFileDownloader: Sendable {
                 try write(chunk, count: Int(part.count), at: part.lowerBound, descriptor: descriptor)
                 let (done, length, finished) = shared.withLock { shared in
                     shared.board?.markDone(part)
-                    shared.consecutiveFailures = 0
+                    shared.failures.progressed()
                     return (
                         shared.board?.done.byteCount ?? 0, shared.state.length, shared.board?.isFinished(worker) ?? true
                     )
@@ -335,28 +337,22 @@ final class RangedFileDownloader: Sendable {
 
     private func writeError(_ code: Int32, _ offset: Int64) -> DownloadManagerError {
         DownloadManagerError(
-            code == ENOSPC || code == EDQUOT ? .diskFull : .fileSystem,
+            DownloadFailure.writeFailureKind(errno: code),
             "writing \(partialPath) at byte \(offset): \(String(cString: strerror(code)))", taskID: taskID)
     }
 
-    /// Counts an error; fails the task when it is not retryable or too many came in a row; else waits.
+    /// Counts an error across the connections and does what ``DownloadFailurePolicy`` decides:
+    /// wait, or fail the task.
     private func failed(_ error: HTTPClientError, worker: Int?) async throws {
-        if error.kind == .cancelled || Task.isCancelled { throw CancellationError() }
-        let retryable =
-            HTTPClientRetryPolicy.isRetryable(error)
-            || (error.kind == .unexpectedStatus && error.status.map(HTTPClientRetryPolicy.isRetryable) == true)
-        let failures = shared.withLock { shared in
-            shared.consecutiveFailures += 1
-            return shared.consecutiveFailures
+        let failure = DownloadFailure(error, taskCancelled: Task.isCancelled)
+        switch shared.withLock({ policy.decide(failure, streak: &$0.failures) }) {
+        case .cancel:
+            throw CancellationError()
+        case .retry(let delay):
+            try await Task.sleep(for: delay)
+        case .fail(let kind, let failures):
+            throw DownloadFailurePolicy.error(kind, consecutiveFailures: failures, cause: "\(error)", taskID: taskID)
         }
-        guard retryable, failures < options.maximumConsecutiveFailures else {
-            throw DownloadManagerError(
-                .transfer, retryable ? "\(error) (\(failures) errors in a row with no progress)" : "\(error)",
-                taskID: taskID)
-        }
-        var delay = options.initialBackoff
-        for _ in 1..<failures { delay = min(options.maximumBackoff, delay * 2) }
-        try await Task.sleep(for: delay)
     }
 
     private func saveLoop(_ descriptor: Int32) async throws {

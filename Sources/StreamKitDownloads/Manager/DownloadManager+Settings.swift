@@ -1,0 +1,63 @@
+import Foundation
+import StreamKitHTTPClient
+
+/// The manager's settings, saved in the index for the next manager on the directory.
+extension DownloadManager {
+    /// Sets how many tasks run at once, 1...16. Lowering it sends the
+    /// tasks over the limit (the latest in queue order) back to `ready`; raising it starts more.
+    ///
+    /// - Throws: ``DownloadManagerError`` `invalidArgument` outside 1...16.
+    public func setMaximumConcurrentDownloads(_ count: Int) throws(DownloadManagerError) {
+        guard (1...16).contains(count) else {
+            throw DownloadManagerError(.invalidArgument, "maximumConcurrentDownloads must be 1...16, got \(count)")
+        }
+        maximumConcurrentDownloads = count
+        try index.setSetting("maxConcurrent", String(count))
+        for id in scheduler.tasksOverLimit(queue: queueEntries) {
+            try move(id, to: .ready)
+            runners[id]?.cancel()
+        }
+        schedule()
+    }
+
+    /// Sets whether added tasks start at once, saved for the next manager on the directory.
+    public func setAutoStart(_ value: Bool) throws(DownloadManagerError) {
+        autoStart = value
+        try index.setSetting("autoStart", value ? "1" : "0")
+    }
+
+    /// Sets where new tasks are stored. Existing tasks stay where they are and stay in the index
+    /// (each task records its own location), so nothing is moved, lost or left unindexed; only
+    /// tasks added afterwards go to `directory`.
+    public func setDownloadDirectory(_ directory: URL) throws(DownloadManagerError) {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw DownloadManagerError(.fileSystem, "cannot create \(directory.path): \(error.localizedDescription)")
+        }
+        downloadDirectory = directory
+        try index.setSetting("downloadDirectory", directory.path)
+    }
+
+    /// Limits all tasks together to `bytesPerSecond` (`nil`: no limit). Tasks started afterwards
+    /// use the limit; running tasks are restarted (they resume where they are) so that it applies
+    /// at once.
+    public func setBandwidthLimit(_ bytesPerSecond: Int64?) async throws(DownloadManagerError) {
+        if let bytesPerSecond, bytesPerSecond < 1 {
+            throw DownloadManagerError(.invalidArgument, "the bandwidth limit must be at least 1 byte a second")
+        }
+        bandwidthLimit = bytesPerSecond
+        try index.setSetting("bandwidthLimit", bytesPerSecond.map(String.init))
+        // The next task to run makes a client with the new limit.
+        let previous = client
+        client = nil
+        let running = allTasks().filter { $0.state == .running }
+        for info in running {
+            try move(info.id, to: .ready)
+            runners[info.id]?.cancel()
+        }
+        for info in running { await runners[info.id]?.value }
+        schedule()
+        await previous?.shutdown()
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+
+/// Adding, starting, stopping and removing tasks.
+extension DownloadManager {
+    /// Adds a task at the end of the queue. It starts when ``autoStart`` is on (or `autoStart` says
+    /// so), else it waits stopped for ``start(_:)``.
+    ///
+    /// - Returns: The task, after its first state change.
+    /// - Throws: ``DownloadManagerError``: `invalidArgument` for a URL that is not http(s),
+    ///   `duplicateTask` when the same source and selection are queued already.
+    @discardableResult
+    public func add(
+        _ request: DownloadRequest, autoStart: Bool? = nil
+    ) throws(DownloadManagerError)
+        -> DownloadTaskInfo
+    {
+        try add(request, autoStart: autoStart, makesFolder: true)
+    }
+
+    /// ``add(_:autoStart:)``; `makesFolder: false` leaves the task's folder to the engine that
+    /// runs it (a foreground task: a download that fails before it is planned leaves nothing).
+    func add(
+        _ request: DownloadRequest, autoStart: Bool?, makesFolder: Bool
+    ) throws(DownloadManagerError)
+        -> DownloadTaskInfo
+    {
+        let scheme = request.url.prefix(while: { $0 != ":" }).lowercased()
+        guard scheme == "http" || scheme == "https", URLComponents(string: request.url)?.host?.isEmpty == false else {
+            throw DownloadManagerError(.invalidArgument, "not an http or https URL: '\(request.url)'")
+        }
+        let id = request.taskID
+        if tasks[id] != nil {
+            throw DownloadManagerError(.duplicateTask, "\(request.url) is in the queue already", taskID: id)
+        }
+        let folder = downloadDirectory.appendingPathComponent(id, isDirectory: true)
+        var name = Self.fileName(fromURL: request.url)
+        var location = request.kind == .hls ? folder.path : folder.appendingPathComponent(name).path
+        if let chosen = request.location {
+            // A place the user chose: the engine makes it (and names what is wrong with it).
+            location = chosen
+            if request.kind == .file { name = URL(fileURLWithPath: chosen).lastPathComponent }
+        }
+        var info = DownloadTaskInfo(
+            id: id, queueID: 0, url: request.url, kind: request.kind,
+            selection: request.kind == .hls ? request.selection : nil, decrypt: request.decrypt,
+            fileType: request.fileType, title: request.title ?? name, thumbnailURL: request.thumbnailURL,
+            state: .preparing, progress: 0, bytesDone: 0, bytesExpected: nil, bytesPerSecond: 0,
+            postProcessingProgress: 0, lastError: nil, createdAt: Date(), finishedAt: nil, location: location,
+            connections: request.connections ?? (request.kind == .hls ? 8 : configuration.fileOptions.connections),
+            headers: request.headers.map { "\($0.name): \($0.value)" })
+        info.queueID = try index.insert(info)
+        tasks[id] = info
+        emit(.added(info))
+        do {
+            if makesFolder && request.location == nil {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            }
+        } catch {
+            try fail(
+                id, DownloadManagerError(.fileSystem, "cannot create \(folder.path): \(error.localizedDescription)"))
+            return tasks[id] ?? info
+        }
+        try move(id, to: scheduler.stateForAddedTask(autoStart: autoStart))
+        schedule()
+        return tasks[id] ?? info
+    }
+
+    /// Queues every stopped or failed task.
+    public func startAll() throws(DownloadManagerError) {
+        for info in allTasks() where info.state == .stopped || info.state == .failed {
+            try move(info.id, to: .ready, clearingError: true)
+        }
+        schedule()
+    }
+
+    /// Queues one stopped or failed task; one already ready or running is left as it is.
+    ///
+    /// - Throws: `unknownTask`, or `illegalTransition` for a task that succeeded or is being removed.
+    public func start(_ id: String) throws(DownloadManagerError) {
+        guard let info = tasks[id] else { throw .unknownTask(id) }
+        if info.state == .ready || info.state == .running { return }
+        try move(id, to: .ready, clearingError: true)
+        schedule()
+    }
+
+    /// Puts a failed task back in the queue (its error is cleared; it resumes where it stopped).
+    ///
+    /// - Throws: `unknownTask`, or `illegalTransition` when the task has not failed.
+    public func retry(_ id: String) throws(DownloadManagerError) {
+        guard let info = tasks[id] else { throw .unknownTask(id) }
+        guard info.state == .failed else { throw .illegalTransition(from: info.state, to: .ready, taskID: id) }
+        try start(id)
+    }
+
+    /// Stops every ready or running task; returns once running ones have stopped.
+    public func stopAll() async throws(DownloadManagerError) {
+        for info in allTasks() where info.state == .ready || info.state == .running {
+            try await stop(info.id)
+        }
+    }
+
+    /// Stops one task: a queued one at once, a running one once its transfers end (everything
+    /// fetched is kept). Stopping a stopped, failed or finished task does nothing.
+    public func stop(_ id: String) async throws(DownloadManagerError) {
+        guard let info = tasks[id] else { throw .unknownTask(id) }
+        switch info.state {
+        case .ready:
+            try move(id, to: .stopped)
+        case .running:
+            try move(id, to: .stopping)
+            runners[id]?.cancel()
+            await runners[id]?.value
+        case .stopping:
+            await runners[id]?.value
+        default:
+            return
+        }
+    }
+
+    /// Removes one task and deletes its files (whatever its state).
+    public func remove(_ id: String) async throws(DownloadManagerError) {
+        guard let info = tasks[id] else { throw .unknownTask(id) }
+        try move(id, to: .removing)
+        if let runner = runners[id] {
+            runner.cancel()
+            await runner.value
+        }
+        deleteFiles(of: info)
+        try index.delete(id)
+        tasks[id] = nil
+        hub.setCallbacks(nil, for: id)
+        emit(.removed(id: id))
+    }
+
+    /// Removes every task that has not succeeded, with its files; finished ones stay.
+    ///
+    /// - Returns: The ids removed.
+    @discardableResult
+    public func removeUnfinished() async throws(DownloadManagerError) -> [String] {
+        var removed: [String] = []
+        for info in allTasks() where info.state != .success && info.state != .removing {
+            try await remove(info.id)
+            removed.append(info.id)
+        }
+        return removed
+    }
+}
