@@ -13,6 +13,8 @@ import Darwin
 /// eviction, pins, and which entries are in use. One lock; every operation is short (no network,
 /// at most a file deletion or an index update), so callers on any thread may use it.
 ///
+/// Eviction's victims are picked by ``EvictionPolicy`` from the entries; the store deletes them.
+///
 /// The rule that makes a crash harmless: bytes are written to the data file first, and only then
 /// claimed in the index (in batches: every ``MediaCacheConfiguration/claimBatchBytes``, every half
 /// second of writing, and when a reader or fetch ends). A process killed in between leaves the
@@ -37,6 +39,13 @@ final class CacheStore: Sendable {
 
         var isPinned: Bool { !record.pins.isEmpty }
         var usage: Int64 { written.byteCount + reserved }
+
+        /// The entry as eviction sees it.
+        var evictionCandidate: EvictionPolicy.Candidate {
+            EvictionPolicy.Candidate(
+                key: record.key, bytes: usage, lastAccess: record.lastAccess, isPinned: isPinned,
+                isInUse: !users.isEmpty)
+        }
 
         /// A new entry with nothing cached and nothing known of the representation yet.
         static func empty(key: String, url: String, now: Double) -> Entry {
@@ -572,22 +581,20 @@ final class CacheStore: Sendable {
         state.entries[key] = entry
     }
 
-    /// Evicts least recently used entries that are neither pinned nor in use until `count` more
-    /// bytes fit under `limit`. Returns whether they fit, and the evictions.
+    /// Evicts the entries ``EvictionPolicy`` picks so that `count` more bytes fit under `limit`.
+    /// Returns whether they fit, and the evictions.
     private static func evict(
         _ state: inout State, toFit count: Int64, limit: Int64, dataDirectory: String
     ) -> (fits: Bool, events: [MediaCacheEvent]) {
+        let decision = EvictionPolicy(byteLimit: limit).victims(
+            toFit: count, usage: state.unpinnedUsage, among: state.entries.values.lazy.map(\.evictionCandidate))
         var events: [MediaCacheEvent] = []
-        while state.unpinnedUsage + count > limit {
-            let victim = state.entries.values
-                .filter { !$0.isPinned && $0.users.isEmpty && $0.usage > 0 }
-                .min { ($0.record.lastAccess, $0.record.key) < ($1.record.lastAccess, $1.record.key) }
-            guard let victim else { return (false, events) }
-            let bytes = victim.written.byteCount
-            delete(&state, key: victim.record.key, dataDirectory: dataDirectory)
-            events.append(.evicted(key: victim.record.key, bytes: bytes))
+        for key in decision.victims {
+            let bytes = state.entries[key]?.written.byteCount ?? 0
+            delete(&state, key: key, dataDirectory: dataDirectory)
+            events.append(.evicted(key: key, bytes: bytes))
         }
-        return (true, events)
+        return (decision.fits, events)
     }
 
     private static func delete(_ state: inout State, key: String, dataDirectory: String) {
