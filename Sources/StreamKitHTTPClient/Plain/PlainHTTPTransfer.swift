@@ -16,6 +16,9 @@ import Synchronization
 /// (``ResponseBodyChannel/holdUntilAsked()``), so a download to a file splices from the first
 /// byte the head left over.
 ///
+/// What to do with the response is decided by ``PlainHTTPResponsePlan``; the thread carries it
+/// out.
+///
 /// `@unchecked Sendable`: the state machine, the connection, the pipe and the head continuation
 /// are touched only by the transfer's thread once ``start(headContinuation:)`` ran (and by the
 /// creating task before); other threads only set `control` (locked) and write the wake-up
@@ -118,8 +121,8 @@ final class PlainHTTPTransfer: @unchecked Sendable {
         var reusable = false
         var outcome: HTTPClientTransferStateMachine.EndAction?
         do {
-            let leftover = try exchange()
-            reusable = try readBody(startingWith: leftover)
+            let start = try exchange()
+            reusable = try readBody(startingWith: start.leftover, length: start.length) && start.afterwards == .keep
             outcome = machine.completed(failure: nil, url: { self.request.url })
         } catch Detour.handToLibcurl {
             backend.handsToLibcurl(target.origin)
@@ -179,8 +182,8 @@ final class PlainHTTPTransfer: @unchecked Sendable {
     // MARK: Request and head
 
     /// Sends the request and reads the response head, on a reused connection or a fresh one.
-    /// - Returns: The body bytes that came with the head.
-    private func exchange() throws -> [UInt8] {
+    /// - Returns: The body bytes that came with the head, and how the rest is read.
+    private func exchange() throws -> BodyStart {
         while true {
             let reused: Bool
             if let idle = backend.idleConnection(to: target.origin) {
@@ -306,11 +309,18 @@ final class PlainHTTPTransfer: @unchecked Sendable {
         }
     }
 
+    /// The body bytes that came with the final head, and how the rest of the body is read.
+    private struct BodyStart {
+        var leftover: [UInt8]
+        var length: PlainHTTPResponsePlan.BodyLength
+        var afterwards: PlainHTTPResponsePlan.ConnectionAfterBody
+    }
+
     static let headReadSize = 4096
 
     /// Reads head lines into the state machine until it delivers the final head.
-    /// - Returns: The body bytes received with the head.
-    private func readHead(reused: Bool) throws -> [UInt8] {
+    /// - Returns: The body bytes received with the head, and how the rest is read.
+    private func readHead(reused: Bool) throws -> BodyStart {
         var pending: [UInt8] = []
         pending.reserveCapacity(Self.headReadSize)
         var receivedAny = false
@@ -335,27 +345,24 @@ final class PlainHTTPTransfer: @unchecked Sendable {
                 let now = ContinuousClock.now
                 switch machine.headerLine(line, now: now, url: { self.request.url }) {
                 case .deliverHead(let head):
-                    let leftover = Array(pending[start...])
-                    try begin(head, leftover: leftover)
-                    return leftover
+                    return try begin(head, leftover: Array(pending[start...]))
                 case .abort(let error):
                     throw error
                 case .none:
                     guard line.count <= 2, case .awaitingHead(let parser) = machine.state,
                         let last = parser.lastHead, last.status.isRedirection
                     else { continue }
-                    // A redirect: libcurl follows it (and keeps the hop's history); one that is
-                    // not followed is the final response, as libcurl delivers it.
-                    if max(0, request.redirectLimit ?? backend.configuration.redirectLimit) > 0,
-                        last.headers["Location"] != nil
+                    // A redirect libcurl follows goes there; one it would not follow is the final
+                    // response, as libcurl delivers it.
+                    if PlainHTTPResponsePlan(
+                        redirect: last, request: request, defaultRedirectLimit: backend.configuration.redirectLimit)
+                        != nil
                     {
                         throw Detour.handToLibcurl
                     }
                     switch machine.bodyWillArrive(now: now, url: { self.request.url }) {
                     case .deliverHeadThenAccept(let head):
-                        let leftover = Array(pending[start...])
-                        try begin(head, leftover: leftover)
-                        return leftover
+                        return try begin(head, leftover: Array(pending[start...]))
                     case .abort(let error):
                         throw error
                     case .accept:
@@ -371,40 +378,40 @@ final class PlainHTTPTransfer: @unchecked Sendable {
         }
     }
 
-    /// Checks that this transfer reads `head`'s body, buffers `leftover`, holds the body until
-    /// the reader asks, and hands the head over.
-    private func begin(_ head: HTTPClientResponseHead, leftover: [UInt8]) throws {
-        if head.headers["Transfer-Encoding"] != nil || (head.isContentEncoded && request.decodesContent)
-            || (head.headers["Content-Length"] != nil && head.contentLength == nil)
-            || Set(head.headers.values("Content-Length")).count > 1
-        {
-            throw Detour.handToLibcurl
+    /// Plans `head`'s body (a response for libcurl leaves by ``Detour/handToLibcurl``), buffers
+    /// `leftover`, holds the body until the reader asks, and hands the head over.
+    private func begin(_ head: HTTPClientResponseHead, leftover: [UInt8]) throws -> BodyStart {
+        let plan = PlainHTTPResponsePlan(head: head, request: request, bytesWithHead: leftover.count)
+        guard case .read(let length, let afterwards) = plan else { throw Detour.handToLibcurl }
+        let kept: ArraySlice<UInt8>
+        switch length {
+        case .bytes(let count): kept = leftover.prefix(Int(clamping: count))
+        case .untilClose: kept = leftover[...]
         }
-        let length = bodyLength(of: head)
-        let kept = length.map { leftover.prefix(Int(clamping: $0)) } ?? leftover[...]
         if !kept.isEmpty {
             _ = kept.withUnsafeBytes { channel.receive($0) }
             machine.bodyAccepted(kept.count, now: .now)
         }
         channel.holdUntilAsked()
         deliverHead(head)
-    }
-
-    /// The body's length by its framing: none for 1xx, 204 and 304, else `Content-Length`;
-    /// `nil` reads until the server closes.
-    private func bodyLength(of head: HTTPClientResponseHead) -> Int64? {
-        if head.status.rawValue < 200 || head.status == .noContent || head.status == .notModified { return 0 }
-        return head.contentLength
+        return BodyStart(leftover: leftover, length: length, afterwards: afterwards)
     }
 
     // MARK: Body
 
-    /// Reads the body to its end. - Returns: Whether the connection can carry another request.
-    private func readBody(startingWith leftover: [UInt8]) throws -> Bool {
-        guard case .streaming(let head) = machine.state else { return false }
-        let length = bodyLength(of: head)
-        // Bytes past the body with the head: the server sent more than it announced.
-        if let length, leftover.count > length { return false }
+    /// Reads the body to where `length` says it ends, after the `leftover` that came with the head.
+    /// - Returns: Whether it was read to its end (false when no head was delivered).
+    private func readBody(
+        startingWith leftover: [UInt8], length planned: PlainHTTPResponsePlan.BodyLength
+    ) throws
+        -> Bool
+    {
+        guard case .streaming = machine.state else { return false }
+        let length: Int64? =
+            switch planned {
+            case .bytes(let count): count
+            case .untilClose: nil
+            }
         var received = Int64(leftover.count)
         var held: [UInt8]?
         // Bytes the channel refused while full are held, and offered again once it has room.
@@ -422,7 +429,7 @@ final class PlainHTTPTransfer: @unchecked Sendable {
             if !spliceRefused, let sink = channel.directWriteTarget {
                 let moved = try splice(upTo: want, into: sink)
                 if moved < 0 { continue }  // refused: read again by `recv`
-                guard moved > 0 else { return try bodyEnded(received: received, length: length) }
+                guard moved > 0 else { return try bodyEnded(length: length) }
                 received += Int64(moved)
                 channel.movedDirectly(moved)
                 machine.bodyAccepted(moved, now: .now)
@@ -430,22 +437,21 @@ final class PlainHTTPTransfer: @unchecked Sendable {
                 continue
             }
             let count = try receive(upTo: want, reused: false)
-            guard count > 0 else { return try bodyEnded(received: received, length: length) }
+            guard count > 0 else { return try bodyEnded(length: length) }
             received += Int64(count)
             let bytes = Array(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             if try offer(bytes) == false { held = bytes }
         }
-        // Reusable when the body ended where announced, on a connection the server keeps.
-        let closes = head.headers.listValues("Connection").contains { $0.lowercased() == "close" }
-        return !closes && head.version == "1.1"
+        return true
     }
 
     /// The server closed the connection: the end of a body without a length, else a truncation.
-    private func bodyEnded(received: Int64, length: Int64?) throws -> Bool {
+    /// - Returns: true: the body was read to its end.
+    private func bodyEnded(length: Int64?) throws -> Bool {
         guard length == nil else {
             throw HTTPClientError(.truncatedBody, url: request.url, detail: "the server closed the connection")
         }
-        return false
+        return true
     }
 
     /// Hands `bytes` to the channel. - Returns: false when the channel paused (hold them).
