@@ -137,9 +137,8 @@ extension CacheStore {
         guard var entry = state.entries[key] else { return }
         entry.lastClaim = now
         // A read served from the cache claims nothing, but its access time must outlive the
-        // process (found in an audit: after a restart, eviction order was the order of first
-        // fetches). One UPDATE when its reader ends; entries not read since they were loaded or
-        // saved write nothing.
+        // process, or eviction after a restart follows the order of first fetches. One UPDATE
+        // when its reader ends; entries not read since they were loaded or saved write nothing.
         guard
             entry.written != entry.record.spans || entry.unclaimedBytes > 0
                 || entry.record.lastAccess != entry.savedLastAccess

@@ -79,8 +79,8 @@ final class CacheStore: Sendable {
     let claimBatchBytes: Int64
     let logger: Logger
     let state: Mutex<State>
-    /// Unlinks the data files set aside, in order, away from the caller: freeing a cached 1 GiB
-    /// file's pages took 75–300 ms here, and the caller is often a request that needed the room.
+    /// Unlinks the data files set aside, in order, away from the caller: freeing a large file's
+    /// pages can take long, and the caller is often a request that needed the room.
     private let remover = DispatchQueue(label: "streamkit.media-cache.remove", qos: .utility)
     /// What start-up repaired: entries whose file held less than the index claimed.
     let repairs: [(key: String, droppedBytes: Int64)]
