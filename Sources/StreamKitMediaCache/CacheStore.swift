@@ -13,6 +13,10 @@ import Darwin
 /// eviction, pins, and which entries are in use. One lock; every operation is short (no network,
 /// at most a file deletion or an index update), so callers on any thread may use it.
 ///
+/// Eviction's victims are picked by ``EvictionPolicy`` from the entries; the store deletes them.
+/// The operations are in extensions by aspect: `+Entries`, `+Writing`, `+Removal` (with
+/// eviction), `+Pins`, `+Events`, `+Repair`.
+///
 /// The rule that makes a crash harmless: bytes are written to the data file first, and only then
 /// claimed in the index (in batches: every ``MediaCacheConfiguration/claimBatchBytes``, every half
 /// second of writing, and when a reader or fetch ends). A process killed in between leaves the
@@ -20,7 +24,7 @@ import Darwin
 /// truncated file no longer holds.
 final class CacheStore: Sendable {
     /// One resource while the store knows it.
-    private struct Entry {
+    struct Entry {
         /// As the index has it (its spans: what the index claims).
         var record: CacheRecord
         /// What is on disk: the claimed spans and any written since the last claim.
@@ -38,6 +42,13 @@ final class CacheStore: Sendable {
         var isPinned: Bool { !record.pins.isEmpty }
         var usage: Int64 { written.byteCount + reserved }
 
+        /// The entry as eviction sees it.
+        var evictionCandidate: EvictionPolicy.Candidate {
+            EvictionPolicy.Candidate(
+                key: record.key, bytes: usage, lastAccess: record.lastAccess, isPinned: isPinned,
+                isInUse: !users.isEmpty)
+        }
+
         /// A new entry with nothing cached and nothing known of the representation yet.
         static func empty(key: String, url: String, now: Double) -> Entry {
             Entry(
@@ -48,7 +59,7 @@ final class CacheStore: Sendable {
         }
     }
 
-    private struct State {
+    struct State {
         let index: CacheIndex
         var entries: [String: Entry]
         /// Bytes of unpinned entries, written or reserved: what the cap bounds.
@@ -67,9 +78,9 @@ final class CacheStore: Sendable {
     let byteLimit: Int64
     let claimBatchBytes: Int64
     let logger: Logger
-    private let state: Mutex<State>
-    /// Unlinks the data files set aside, in order, away from the caller: freeing a cached 1 GiB
-    /// file's pages took 75–300 ms here, and the caller is often a request that needed the room.
+    let state: Mutex<State>
+    /// Unlinks the data files set aside, in order, away from the caller: freeing a large file's
+    /// pages can take long, and the caller is often a request that needed the room.
     private let remover = DispatchQueue(label: "streamkit.media-cache.remove", qos: .utility)
     /// What start-up repaired: entries whose file held less than the index claimed.
     let repairs: [(key: String, droppedBytes: Int64)]
@@ -132,7 +143,7 @@ final class CacheStore: Sendable {
     }
 
     /// Runs `body` under the lock, then has the data files it set aside unlinked in the background.
-    private func locked<Result: Sendable>(_ body: (inout State) -> Result) -> Result {
+    func locked<Result: Sendable>(_ body: (inout State) -> Result) -> Result {
         let (result, doomed): (Result, [String]) = state.withLock { state in
             let result = body(&state)
             defer { state.doomed = [] }
@@ -201,510 +212,4 @@ final class CacheStore: Sendable {
 
     /// Whether readers or fetches hold `key`.
     func isInUse(key: String) -> Bool { locked { !($0.entries[key]?.users.isEmpty ?? true) } }
-
-    // MARK: Entries
-
-    /// Records what the first response told about `key` (creating the entry), or the new
-    /// representation after a change (dropping the old bytes). Returns the data file's path.
-    @discardableResult
-    func record(key: String, url: String, metadata: MediaCacheMetadata, now: Double) throws -> String {
-        let result: Result<(String, [MediaCacheEvent]), MediaCacheError> = locked { state in
-            var events: [MediaCacheEvent] = []
-            var entry = state.entries[key] ?? .empty(key: key, url: url, now: now)
-            let previous = entry.record.metadata
-            let changed = previous.map { !Self.sameRepresentation($0, metadata) } ?? false
-            if changed && !entry.written.isEmpty {
-                Self.adjustUsage(&state, pinned: entry.isPinned, by: -entry.written.byteCount)
-                entry.written = ByteRangeSet()
-                entry.unclaimedBytes = 0
-                if let fileName = entry.record.fileName { truncate(dataDirectory + "/" + fileName, 0) }
-                events.append(.invalidated(key: key))
-            }
-            entry.record.url = url
-            entry.record.metadata = metadata
-            entry.record.spans = entry.written
-            entry.record.lastAccess = now
-            if entry.record.fileName == nil {
-                entry.record.fileName = CacheFileNaming.fileName(
-                    hash: entry.record.hash, url: url, mimeType: metadata.mimeType)
-            }
-            do {
-                try state.index.save(entry.record)
-                entry.savedLastAccess = entry.record.lastAccess
-            } catch {
-                return .failure(MediaCacheError(.storageFailed, subject: url, detail: "\(error)"))
-            }
-            state.entries[key] = entry
-            return .success((dataDirectory + "/" + entry.record.fileName!, events))
-        }
-        let (path, events) = try result.get()
-        publish(events)
-        return path
-    }
-
-    /// Drops every byte of `key` (the representation changed) and records `metadata`.
-    func invalidate(key: String, url: String, metadata: MediaCacheMetadata, now: Double) throws {
-        let events: [MediaCacheEvent] = locked { state in
-            guard var entry = state.entries[key] else { return [] }
-            Self.adjustUsage(&state, pinned: entry.isPinned, by: -entry.written.byteCount)
-            entry.written = ByteRangeSet()
-            entry.unclaimedBytes = 0
-            entry.record.spans = ByteRangeSet()
-            entry.record.metadata = metadata
-            entry.record.url = url
-            entry.record.lastAccess = now
-            // Removed rather than truncated: a write of the old bytes still under way (the HTTP
-            // client's I/O thread writes fetched bodies itself) lands in the old file, never the new.
-            if let fileName = entry.record.fileName { Self.setAside(&state, fileName, in: dataDirectory) }
-            try? state.index.save(entry.record)
-            state.entries[key] = entry
-            return [.invalidated(key: key)]
-        }
-        publish(events)
-    }
-
-    /// `user` (a coordinator) starts using `key`, which must exist: it cannot be evicted until released.
-    func acquire(key: String, user: ObjectIdentifier, now: Double) {
-        locked { state in
-            state.entries[key]?.users.insert(user)
-            state.entries[key]?.record.lastAccess = now
-        }
-    }
-
-    /// `user` starts reading the bytes `range` of `key` straight from its data file, when every
-    /// one of them is on disk: the entry cannot be evicted until `user` releases it.
-    ///
-    /// - Returns: The data file's path, or `nil` when some byte of `range` is not cached.
-    func acquireCached(key: String, range: ByteRange, user: ObjectIdentifier, now: Double) -> String? {
-        locked { state in
-            guard var entry = state.entries[key], let fileName = entry.record.fileName, entry.written.contains(range)
-            else { return nil }
-            entry.users.insert(user)
-            entry.record.lastAccess = now
-            state.entries[key] = entry
-            return dataDirectory + "/" + fileName
-        }
-    }
-
-    /// `user` stops using `key`; what was written is claimed. (A user of an entry removed and
-    /// made again in the meantime releases nothing of the new one.)
-    func release(key: String, user: ObjectIdentifier, now: Double) {
-        let events: [MediaCacheEvent] = locked { state in
-            guard var entry = state.entries[key], entry.users.contains(user) else { return [] }
-            entry.users.remove(user)
-            entry.record.lastAccess = now
-            state.entries[key] = entry
-            Self.claim(&state, key: key, logger: logger)
-            guard entry.users.isEmpty, !entry.isPinned else { return [] }
-            // Bytes written while the entry was in use may have left the cap exceeded.
-            return Self.evict(&state, toFit: 0, limit: byteLimit, dataDirectory: dataDirectory).events
-        }
-        publish(events)
-    }
-
-    // MARK: Writing
-
-    /// Reserves room for `count` bytes of `key`, evicting least recently used entries that are
-    /// neither pinned nor in use. False when that cannot make room: the bytes must not be kept.
-    func reserve(key: String, count: Int64) -> Bool {
-        let (granted, events): (Bool, [MediaCacheEvent]) = locked { state in
-            guard let entry = state.entries[key] else { return (false, []) }
-            if entry.isPinned {
-                state.entries[key]?.reserved += count
-                state.pinnedUsage += count
-                return (true, [])
-            }
-            let (fits, events) = Self.evict(&state, toFit: count, limit: byteLimit, dataDirectory: dataDirectory)
-            guard fits else { return (false, events) }
-            state.entries[key]?.reserved += count
-            state.unpinnedUsage += count
-            return (true, events)
-        }
-        publish(events)
-        return granted
-    }
-
-    /// Returns a reservation whose bytes were not written.
-    func cancelReservation(key: String, count: Int64) {
-        locked { state in
-            guard let entry = state.entries[key] else { return }
-            state.entries[key]?.reserved -= count
-            Self.adjustUsage(&state, pinned: entry.isPinned, by: -count)
-        }
-    }
-
-    /// `range` of `key` was written (with `reservedCount` bytes reserved for it): it is on disk
-    /// and will be claimed with the next batch.
-    func didWrite(key: String, range: ByteRange, reservedCount: Int64, now: ContinuousClock.Instant) {
-        let events: [MediaCacheEvent] = locked { state in
-            guard var entry = state.entries[key] else { return [] }
-            let before = entry.written.byteCount
-            entry.written.insert(range)
-            let added = entry.written.byteCount - before
-            entry.reserved -= reservedCount
-            entry.unclaimedBytes += added
-            state.entries[key] = entry
-            Self.adjustUsage(&state, pinned: entry.isPinned, by: added - reservedCount)
-            if entry.unclaimedBytes >= claimBatchBytes || now - entry.lastClaim >= .milliseconds(500) {
-                Self.claim(&state, key: key, logger: logger, now: now)
-            }
-            return [
-                .stored(
-                    key: key, range: range, unpinnedBytes: state.unpinnedUsage,
-                    totalBytes: state.unpinnedUsage + state.pinnedUsage)
-            ]
-        }
-        publish(events)
-    }
-
-    /// Claims in the index whatever of `key` is written and not yet claimed.
-    func claim(key: String) {
-        locked { Self.claim(&$0, key: key, logger: logger) }
-    }
-
-    /// Claims everything written, for every entry.
-    func claimAll() {
-        locked { state in
-            for key in state.entries.keys { Self.claim(&state, key: key, logger: logger) }
-        }
-    }
-
-    /// Replaces `key`'s bytes with `bytes` (a playlist fetched whole). False when the entry is in
-    /// use or there is no room.
-    func storeWhole(key: String, url: String, metadata: MediaCacheMetadata, bytes: [UInt8], now: Double) -> Bool {
-        guard (try? record(key: key, url: url, metadata: metadata, now: now)) != nil else { return false }
-        let (stored, events): (Bool, [MediaCacheEvent]) = locked { state in
-            guard var entry = state.entries[key], entry.users.isEmpty, let fileName = entry.record.fileName else {
-                return (false, [])
-            }
-            let count = Int64(bytes.count)
-            let previous = entry.written.byteCount
-            Self.adjustUsage(&state, pinned: entry.isPinned, by: -previous)
-            entry.written = ByteRangeSet()
-            state.entries[key] = entry
-            var events: [MediaCacheEvent] = []
-            if !entry.isPinned {
-                let (fits, evicted) = Self.evict(&state, toFit: count, limit: byteLimit, dataDirectory: dataDirectory)
-                events += evicted
-                guard fits else {
-                    truncate(dataDirectory + "/" + fileName, 0)
-                    entry.record.spans = ByteRangeSet()
-                    try? state.index.save(entry.record)
-                    state.entries[key] = entry
-                    return (false, events)
-                }
-            }
-            let path = dataDirectory + "/" + fileName
-            let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard descriptor >= 0 else { return (false, events) }
-            defer { close(descriptor) }
-            guard (try? DataFile.write(bytes[...], to: descriptor, at: 0)) != nil else {
-                ftruncate(descriptor, 0)
-                return (false, events)
-            }
-            entry.written = bytes.isEmpty ? ByteRangeSet() : ByteRangeSet([ByteRange(0, count)])
-            entry.record.spans = entry.written
-            entry.record.lastAccess = now
-            entry.unclaimedBytes = 0
-            try? state.index.save(entry.record)
-            state.entries[key] = entry
-            Self.adjustUsage(&state, pinned: entry.isPinned, by: count)
-            if count > 0 {
-                events.append(
-                    .stored(
-                        key: key, range: ByteRange(0, count), unpinnedBytes: state.unpinnedUsage,
-                        totalBytes: state.unpinnedUsage + state.pinnedUsage))
-            }
-            return (true, events)
-        }
-        publish(events)
-        return stored
-    }
-
-    // MARK: Removal and pins
-
-    /// Deletes `key`'s entry and file (its coordinator, if any, must have been retired). False
-    /// when there is no such entry.
-    func remove(key: String) -> Bool {
-        let events: [MediaCacheEvent]? = locked { state in
-            guard state.entries[key] != nil else { return nil }
-            Self.delete(&state, key: key, dataDirectory: dataDirectory)
-            return [.removed(key: key)]
-        }
-        publish(events ?? [])
-        return events != nil
-    }
-
-    /// Deletes every entry (their coordinators must have been retired); returns how many.
-    @discardableResult
-    func removeAll() -> Int {
-        let events: [MediaCacheEvent] = locked { state in
-            var events: [MediaCacheEvent] = []
-            for key in state.entries.keys.sorted() {
-                Self.delete(&state, key: key, dataDirectory: dataDirectory)
-                events.append(.removed(key: key))
-            }
-            return events
-        }
-        publish(events)
-        return events.count
-    }
-
-    /// Pins `key` for `owner`, creating an empty entry when nothing of it is cached yet.
-    func pin(key: String, url: String, owner: String, now: Double) throws {
-        try state.withLock { state throws(MediaCacheError) in
-            var entry = state.entries[key] ?? .empty(key: key, url: url, now: now)
-            let wasPinned = entry.isPinned
-            entry.record.pins.insert(owner)
-            do {
-                try state.index.transaction {
-                    try state.index.save(entry.record)
-                    try state.index.addPin(key: key, owner: owner)
-                }
-            } catch {
-                throw MediaCacheError(.storageFailed, subject: url, detail: "\(error)")
-            }
-            state.entries[key] = entry
-            if !wasPinned {
-                state.unpinnedUsage -= entry.usage
-                state.pinnedUsage += entry.usage
-            }
-        }
-    }
-
-    /// Removes `owner`'s pin of `key`; once no pin is left the entry may be evicted again (and
-    /// is, at once, if the cap is exceeded). Returns whether there was such a pin.
-    @discardableResult
-    func unpin(key: String, owner: String) -> Bool {
-        let (found, events): (Bool, [MediaCacheEvent]) = locked { state in
-            guard var entry = state.entries[key], entry.record.pins.contains(owner) else { return (false, []) }
-            entry.record.pins.remove(owner)
-            try? state.index.removePin(key: key, owner: owner)
-            state.entries[key] = entry
-            guard !entry.isPinned else { return (true, []) }
-            state.pinnedUsage -= entry.usage
-            state.unpinnedUsage += entry.usage
-            return (true, Self.evict(&state, toFit: 0, limit: byteLimit, dataDirectory: dataDirectory).events)
-        }
-        publish(events)
-        return found
-    }
-
-    /// Removes every pin `owner` holds; returns the keys it pinned.
-    @discardableResult
-    func unpinAll(owner: String) -> [String] {
-        let keys = locked { state in
-            state.entries.filter { $0.value.record.pins.contains(owner) }.map(\.key).sorted()
-        }
-        for key in keys { unpin(key: key, owner: owner) }
-        return keys
-    }
-
-    // MARK: Events
-
-    /// A new stream of every event from now on.
-    func events() -> AsyncStream<MediaCacheEvent> {
-        let (stream, continuation) = AsyncStream<MediaCacheEvent>.makeStream(bufferingPolicy: .unbounded)
-        let id = locked { state in
-            defer { state.nextSubscriber += 1 }
-            state.subscribers[state.nextSubscriber] = continuation
-            return state.nextSubscriber
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.locked { $0.subscribers.removeValue(forKey: id) }
-        }
-        return stream
-    }
-
-    /// Reports a resource streamed without being kept.
-    func publishPassThrough(url: String, length: Int64?) {
-        publish([.passedThrough(url: url, length: length)])
-    }
-
-    /// Ends every event stream.
-    func finishEvents() {
-        let subscribers = locked { state in
-            defer { state.subscribers = [:] }
-            return Array(state.subscribers.values)
-        }
-        for subscriber in subscribers { subscriber.finish() }
-    }
-
-    private func publish(_ events: [MediaCacheEvent]) {
-        guard !events.isEmpty else { return }
-        let subscribers = locked { Array($0.subscribers.values) }
-        for event in events {
-            if case .evicted(let key, let bytes) = event { logger.debug("evicted \(key) (\(bytes) bytes)") }
-            for subscriber in subscribers { subscriber.yield(event) }
-        }
-    }
-
-    // MARK: Private
-
-    private static func adjustUsage(_ state: inout State, pinned: Bool, by delta: Int64) {
-        if pinned { state.pinnedUsage += delta } else { state.unpinnedUsage += delta }
-    }
-
-    private static func claim(
-        _ state: inout State, key: String, logger: Logger, now: ContinuousClock.Instant = .now
-    ) {
-        guard var entry = state.entries[key] else { return }
-        entry.lastClaim = now
-        // A read served from the cache claims nothing, but its access time must outlive the
-        // process (found in an audit: after a restart, eviction order was the order of first
-        // fetches). One UPDATE when its reader ends; entries not read since they were loaded or
-        // saved write nothing.
-        guard
-            entry.written != entry.record.spans || entry.unclaimedBytes > 0
-                || entry.record.lastAccess != entry.savedLastAccess
-        else {
-            state.entries[key] = entry
-            return
-        }
-        do {
-            try state.index.saveSpans(key: key, spans: entry.written, lastAccess: entry.record.lastAccess)
-            entry.record.spans = entry.written
-            entry.unclaimedBytes = 0
-            entry.savedLastAccess = entry.record.lastAccess
-        } catch {
-            logger.warning("cannot update the cache index for \(entry.record.url): \(error)")
-        }
-        state.entries[key] = entry
-    }
-
-    /// Evicts least recently used entries that are neither pinned nor in use until `count` more
-    /// bytes fit under `limit`. Returns whether they fit, and the evictions.
-    private static func evict(
-        _ state: inout State, toFit count: Int64, limit: Int64, dataDirectory: String
-    ) -> (fits: Bool, events: [MediaCacheEvent]) {
-        var events: [MediaCacheEvent] = []
-        while state.unpinnedUsage + count > limit {
-            let victim = state.entries.values
-                .filter { !$0.isPinned && $0.users.isEmpty && $0.usage > 0 }
-                .min { ($0.record.lastAccess, $0.record.key) < ($1.record.lastAccess, $1.record.key) }
-            guard let victim else { return (false, events) }
-            let bytes = victim.written.byteCount
-            delete(&state, key: victim.record.key, dataDirectory: dataDirectory)
-            events.append(.evicted(key: victim.record.key, bytes: bytes))
-        }
-        return (true, events)
-    }
-
-    private static func delete(_ state: inout State, key: String, dataDirectory: String) {
-        guard let entry = state.entries.removeValue(forKey: key) else { return }
-        adjustUsage(&state, pinned: entry.isPinned, by: -entry.usage)
-        if let fileName = entry.record.fileName { setAside(&state, fileName, in: dataDirectory) }
-        try? state.index.delete(key: key)
-    }
-
-    /// Renames a data file aside now (a new file of the same name may be made at once) and has it
-    /// unlinked after the lock, in the background (see `locked`); one left by a crash is swept at
-    /// the next start-up.
-    private static func setAside(_ state: inout State, _ fileName: String, in dataDirectory: String) {
-        let path = dataDirectory + "/" + fileName
-        let aside = dataDirectory + "/.deleted-" + UUID().uuidString
-        if rename(path, aside) == 0 { state.doomed.append(aside) } else { unlink(path) }
-    }
-
-    /// Whether two metadata describe the same representation: same length, and the same
-    /// validators where both have one.
-    static func sameRepresentation(_ old: MediaCacheMetadata, _ new: MediaCacheMetadata) -> Bool {
-        guard old.length == new.length else { return false }
-        if let oldTag = old.entityTag, let newTag = new.entityTag { return oldTag.strongMatches(newTag) }
-        if let oldDate = old.lastModified, let newDate = new.lastModified { return oldDate == newDate }
-        return true
-    }
-
-    /// The part of `claimed` the file at `path` really holds: not past its end, not in a hole.
-    static func bytesPresent(claimed: ByteRangeSet, path: String?) -> ByteRangeSet {
-        guard !claimed.isEmpty else { return claimed }
-        guard let path else { return ByteRangeSet() }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return ByteRangeSet() }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { return ByteRangeSet() }
-        let size = Int64(status.st_size)
-        var present = claimed
-        present.remove(ByteRange(min(size, Int64.max - 1), Int64.max))
-        // Holes: claimed bytes the file system has no data for (never written).
-        for span in present.ranges {
-            var offset = span.lowerBound
-            while offset < span.upperBound {
-                let hole = Int64(lseek(descriptor, off_t(offset), seekHole))
-                guard hole >= 0, hole < span.upperBound else { break }
-                let data = Int64(lseek(descriptor, off_t(hole), seekData))
-                let holeEnd = data < 0 ? span.upperBound : min(data, span.upperBound)
-                present.remove(ByteRange(hole, holeEnd))
-                offset = holeEnd
-            }
-        }
-        return present
-    }
-}
-
-#if canImport(Darwin)
-private let seekHole: Int32 = 3
-private let seekData: Int32 = 4
-#else
-/// `SEEK_HOLE` and `SEEK_DATA` (Linux values; Glibc's module leaves them out without `_GNU_SOURCE`).
-private let seekData: Int32 = 3
-private let seekHole: Int32 = 4
-#endif
-
-/// Positional reads and writes of data files.
-enum DataFile {
-    /// Writes all of `bytes` at `offset`.
-    static func write(_ bytes: ArraySlice<UInt8>, to descriptor: Int32, at offset: Int64) throws(SystemError) {
-        var done = 0
-        while done < bytes.count {
-            let result = bytes.withUnsafeBytes {
-                pwrite(descriptor, $0.baseAddress! + done, $0.count - done, off_t(offset) + off_t(done))
-            }
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw SystemError.current("pwrite", subject: "cache file at offset \(offset + Int64(done))")
-            }
-            done += result
-        }
-    }
-
-    /// Frees the blocks of `range` (a hole; the file keeps its size). Best effort: a file system
-    /// without holes keeps the bytes, which no span claims.
-    static func punchHole(_ range: ByteRange, in descriptor: Int32) {
-        // FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
-        _ = fallocate?(descriptor, 0x02 | 0x01, off_t(range.lowerBound), off_t(range.count))
-    }
-
-    /// Linux's `fallocate`, which Glibc's module leaves out without `_GNU_SOURCE`: looked up at
-    /// run time (absent elsewhere).
-    private static let fallocate: (@convention(c) (Int32, Int32, off_t, off_t) -> Int32)? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "fallocate") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32, off_t, off_t) -> Int32).self)
-    }()
-
-    /// Reads exactly `range` (fewer bytes only if the file ends first).
-    static func read(_ range: ByteRange, from descriptor: Int32) throws(SystemError) -> [UInt8] {
-        let count = Int(range.count)
-        var failure: SystemError?
-        // Uninitialized: every byte returned is one pread wrote.
-        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            var done = 0
-            while done < count {
-                let result = pread(
-                    descriptor, buffer.baseAddress! + done, count - done, off_t(range.lowerBound) + off_t(done))
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    failure = SystemError.current(
-                        "pread", subject: "cache file at offset \(range.lowerBound + Int64(done))")
-                    break
-                }
-                if result == 0 { break }
-                done += result
-            }
-            initialized = done
-        }
-        if let failure { throw failure }
-        return bytes
-    }
 }

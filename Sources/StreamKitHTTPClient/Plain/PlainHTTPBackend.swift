@@ -8,8 +8,7 @@ import Synchronization
 /// file (``HTTPClientRequest/bodyIsWrittenToFile``): the body moves from the socket into the file
 /// with `splice(2)`, through a pipe, without being copied into user space and back. libcurl reads
 /// every byte into its buffer and hands it over 16 KB at a time; for a download that only
-/// stores the bytes, that copy, its gathering and the system calls were about a third of the
-/// CPU time.
+/// stores the bytes, that copy, its gathering and the system calls are much of the CPU time.
 ///
 /// Everything else about such a request behaves as over libcurl: the same request head, the
 /// same response checks (``HTTPClientTransferStateMachine``: range outcome, truncation, idle

@@ -16,17 +16,21 @@ import Synchronization
 /// (``ResponseBodyChannel/holdUntilAsked()``), so a download to a file splices from the first
 /// byte the head left over.
 ///
+/// What to do with the response is decided by ``PlainHTTPResponsePlan``; the thread carries it
+/// out: connecting (`+Connect`), the head (`+Head`), the body (`+Body`, `+Splice`) and the waits
+/// (`+Waiting`).
+///
 /// `@unchecked Sendable`: the state machine, the connection, the pipe and the head continuation
 /// are touched only by the transfer's thread once ``start(headContinuation:)`` ran (and by the
 /// creating task before); other threads only set `control` (locked) and write the wake-up
 /// `eventfd`.
 final class PlainHTTPTransfer: @unchecked Sendable {
-    private struct Control {
+    struct Control {
         var cancellation: HTTPClientError?
     }
 
     /// Why an exchange did not reach a response this transfer carries.
-    private enum Detour: Error {
+    enum Detour: Error {
         /// A reused connection the server had closed: try a fresh one (nothing was received).
         case staleConnection
         /// A response for libcurl to fetch again (a redirect, a body framing or coding this
@@ -35,25 +39,25 @@ final class PlainHTTPTransfer: @unchecked Sendable {
     }
 
     let id: Int
-    private let request: HTTPClientRequest
-    private let target: PlainHTTPTarget
-    private let backend: PlainHTTPBackend
+    let request: HTTPClientRequest
+    let target: PlainHTTPTarget
+    let backend: PlainHTTPBackend
     let channel: ResponseBodyChannel
-    private let timeouts: HTTPClientTimeouts
-    private let totalDeadline: ContinuousClock.Instant?
-    private let receiveSize: Int
-    private let control = Mutex(Control())
+    let timeouts: HTTPClientTimeouts
+    let totalDeadline: ContinuousClock.Instant?
+    let receiveSize: Int
+    let control = Mutex(Control())
     /// Written by other threads to wake the transfer's `poll` (resume, cancel).
-    private let wake: Int32
+    let wake: Int32
 
     // The transfer's thread only.
-    private var machine: HTTPClientTransferStateMachine
-    private var headContinuation: CheckedContinuation<HTTPClientResponse?, any Error>?
-    private var connection: Int32 = -1
-    private var pipe: (read: Int32, write: Int32, capacity: Int)?
-    private var spliceRefused = false
-    private var splicedTotal = 0
-    private var buffer: UnsafeMutableRawBufferPointer
+    var machine: HTTPClientTransferStateMachine
+    var headContinuation: CheckedContinuation<HTTPClientResponse?, any Error>?
+    var connection: Int32 = -1
+    var pipe: (read: Int32, write: Int32, capacity: Int)?
+    var spliceRefused = false
+    var splicedTotal = 0
+    var buffer: UnsafeMutableRawBufferPointer
 
     /// A transfer, or `nil` when no descriptor is left for its wake-up.
     init?(
@@ -118,8 +122,8 @@ final class PlainHTTPTransfer: @unchecked Sendable {
         var reusable = false
         var outcome: HTTPClientTransferStateMachine.EndAction?
         do {
-            let leftover = try exchange()
-            reusable = try readBody(startingWith: leftover)
+            let start = try exchange()
+            reusable = try readBody(startingWith: start.leftover, length: start.length) && start.afterwards == .keep
             outcome = machine.completed(failure: nil, url: { self.request.url })
         } catch Detour.handToLibcurl {
             backend.handsToLibcurl(target.origin)
@@ -170,485 +174,10 @@ final class PlainHTTPTransfer: @unchecked Sendable {
         }
     }
 
-    private func deliverHead(_ head: HTTPClientResponseHead) {
+    func deliverHead(_ head: HTTPClientResponseHead) {
         guard let continuation = headContinuation.take() else { return }
         let body = HTTPClientResponse.Body(reader: BodyReader(channel: channel))
         continuation.resume(returning: HTTPClientResponse(head: head, body: body))
-    }
-
-    // MARK: Request and head
-
-    /// Sends the request and reads the response head, on a reused connection or a fresh one.
-    /// - Returns: The body bytes that came with the head.
-    private func exchange() throws -> [UInt8] {
-        while true {
-            let reused: Bool
-            if let idle = backend.idleConnection(to: target.origin) {
-                connection = idle
-                reused = true
-            } else {
-                connection = try connect()
-                reused = false
-                backend.connectionOpened()
-            }
-            do {
-                try send(target.head, reused: reused)
-                return try readHead(reused: reused)
-            } catch Detour.staleConnection {
-                close(connection)
-                connection = -1
-            }
-        }
-    }
-
-    private func connect() throws -> Int32 {
-        let origin = target.origin
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = AI_NUMERICSERV
-        var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(origin.host, String(origin.port), &hints, &list)
-        guard status == 0, let list else {
-            throw HTTPClientError(
-                .couldNotResolveHost, url: request.url,
-                detail: "could not resolve host \(origin.host): \(String(cString: gai_strerror(status)))")
-        }
-        defer { freeaddrinfo(list) }
-        let deadline = earliest(.now + timeouts.connect, totalDeadline) ?? .now + timeouts.connect
-        var failure = ECONNREFUSED
-        var entry: UnsafeMutablePointer<addrinfo>? = list
-        while let address = entry {
-            entry = address.pointee.ai_next
-            // An address that does not answer within a second gives way to the next one (an
-            // IPv6 route that drops packets, say); the last one has what is left.
-            let attemptDeadline = entry == nil ? deadline : min(deadline, .now + .seconds(1))
-            let socket = Glibc.socket(
-                address.pointee.ai_family,
-                Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard socket >= 0 else {
-                failure = errno
-                continue
-            }
-            if Glibc.connect(socket, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 || errno == EINPROGRESS {
-                let outcome: WaitResult
-                do {
-                    outcome = try wait(for: socket, events: Int16(POLLOUT), until: attemptDeadline)
-                } catch let error as HTTPClientError where error.kind == .totalTimeout {
-                    // Not connected yet: a connect timeout, as libcurl reports it.
-                    close(socket)
-                    throw connectTimeout()
-                } catch {
-                    close(socket)
-                    throw error
-                }
-                switch outcome {
-                case .ready:
-                    var error: Int32 = 0
-                    var length = socklen_t(MemoryLayout<Int32>.size)
-                    getsockopt(socket, SOL_SOCKET, SO_ERROR, &error, &length)
-                    if error == 0 {
-                        var one: Int32 = 1
-                        let size = socklen_t(MemoryLayout<Int32>.size)
-                        setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, size)
-                        setsockopt(socket, SOL_SOCKET, SO_KEEPALIVE, &one, size)  // as libcurl's
-                        return socket
-                    }
-                    failure = error
-                case .timedOut:
-                    close(socket)
-                    if entry != nil, ContinuousClock.now < deadline {
-                        failure = ETIMEDOUT
-                        continue
-                    }
-                    throw connectTimeout()
-                case .woken:
-                    break  // not returned while a socket is waited for
-                }
-            } else {
-                failure = errno
-            }
-            close(socket)
-        }
-        throw HTTPClientError(
-            .connectFailed, url: request.url,
-            detail: "failed to connect to \(origin.host) port \(origin.port): \(String(cString: strerror(failure)))")
-    }
-
-    private func connectTimeout() -> HTTPClientError {
-        HTTPClientError(
-            .connectTimeout, url: request.url,
-            detail: "connection to \(target.origin.host) port \(target.origin.port) timed out after \(timeouts.connect)"
-        )
-    }
-
-    private func send(_ bytes: [UInt8], reused: Bool) throws {
-        var sent = 0
-        while sent < bytes.count {
-            let result = bytes.withUnsafeBytes {
-                Glibc.send(connection, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
-            }
-            if result >= 0 {
-                sent += result
-                continue
-            }
-            switch errno {
-            case EINTR:
-                continue
-            case EAGAIN, EWOULDBLOCK:
-                _ = try wait(for: connection, events: Int16(POLLOUT), until: bodyDeadline())
-            case EPIPE, ECONNRESET:
-                if reused && sent == 0 { throw Detour.staleConnection }
-                throw systemFailure(.connectionReset, "send")
-            default:
-                throw systemFailure(.connectionReset, "send")
-            }
-        }
-    }
-
-    static let headReadSize = 4096
-
-    /// Reads head lines into the state machine until it delivers the final head.
-    /// - Returns: The body bytes received with the head.
-    private func readHead(reused: Bool) throws -> [UInt8] {
-        var pending: [UInt8] = []
-        pending.reserveCapacity(Self.headReadSize)
-        var receivedAny = false
-        while true {
-            // A head is read a few KiB at a time, so that little of the body comes with it (those
-            // bytes are copied; the rest of the body is spliced).
-            let count = try receive(upTo: Self.headReadSize, reused: reused && !receivedAny)
-            guard count > 0 else {
-                if !receivedAny {
-                    if reused { throw Detour.staleConnection }
-                    throw HTTPClientError(.emptyResponse, url: request.url, detail: "the server sent nothing")
-                }
-                throw HTTPClientError(
-                    .malformedResponse, url: request.url, detail: "the connection closed within the response head")
-            }
-            receivedAny = true
-            pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            var start = 0
-            while let newline = pending[start...].firstIndex(of: 10) {
-                let line = pending[start...newline]
-                start = newline + 1
-                let now = ContinuousClock.now
-                switch machine.headerLine(line, now: now, url: { self.request.url }) {
-                case .deliverHead(let head):
-                    let leftover = Array(pending[start...])
-                    try begin(head, leftover: leftover)
-                    return leftover
-                case .abort(let error):
-                    throw error
-                case .none:
-                    guard line.count <= 2, case .awaitingHead(let parser) = machine.state,
-                        let last = parser.lastHead, last.status.isRedirection
-                    else { continue }
-                    // A redirect: libcurl follows it (and keeps the hop's history); one that is
-                    // not followed is the final response, as libcurl delivers it.
-                    if max(0, request.redirectLimit ?? backend.configuration.redirectLimit) > 0,
-                        last.headers["Location"] != nil
-                    {
-                        throw Detour.handToLibcurl
-                    }
-                    switch machine.bodyWillArrive(now: now, url: { self.request.url }) {
-                    case .deliverHeadThenAccept(let head):
-                        let leftover = Array(pending[start...])
-                        try begin(head, leftover: leftover)
-                        return leftover
-                    case .abort(let error):
-                        throw error
-                    case .accept:
-                        continue
-                    }
-                }
-            }
-            pending.removeFirst(start)
-            if pending.count > 100 << 10 {
-                throw HTTPClientError(
-                    .headerTooLarge, url: request.url, detail: "a response head line over 100 KB")
-            }
-        }
-    }
-
-    /// Checks that this transfer reads `head`'s body, buffers `leftover`, holds the body until
-    /// the reader asks, and hands the head over.
-    private func begin(_ head: HTTPClientResponseHead, leftover: [UInt8]) throws {
-        if head.headers["Transfer-Encoding"] != nil || (head.isContentEncoded && request.decodesContent)
-            || (head.headers["Content-Length"] != nil && head.contentLength == nil)
-            || Set(head.headers.values("Content-Length")).count > 1
-        {
-            throw Detour.handToLibcurl
-        }
-        let length = bodyLength(of: head)
-        let kept = length.map { leftover.prefix(Int(clamping: $0)) } ?? leftover[...]
-        if !kept.isEmpty {
-            _ = kept.withUnsafeBytes { channel.receive($0) }
-            machine.bodyAccepted(kept.count, now: .now)
-        }
-        channel.holdUntilAsked()
-        deliverHead(head)
-    }
-
-    /// The body's length by its framing: none for 1xx, 204 and 304, else `Content-Length`;
-    /// `nil` reads until the server closes.
-    private func bodyLength(of head: HTTPClientResponseHead) -> Int64? {
-        if head.status.rawValue < 200 || head.status == .noContent || head.status == .notModified { return 0 }
-        return head.contentLength
-    }
-
-    // MARK: Body
-
-    /// Reads the body to its end. - Returns: Whether the connection can carry another request.
-    private func readBody(startingWith leftover: [UInt8]) throws -> Bool {
-        guard case .streaming(let head) = machine.state else { return false }
-        let length = bodyLength(of: head)
-        // Bytes past the body with the head: the server sent more than it announced.
-        if let length, leftover.count > length { return false }
-        var received = Int64(leftover.count)
-        var held: [UInt8]?
-        // Bytes the channel refused while full are held, and offered again once it has room.
-        while held != nil || length.map({ received < $0 }) ?? true {
-            // A socket that never runs dry never makes `wait` look: cancellation and the total
-            // deadline are checked at every step too.
-            try checkStop()
-            try waitWhilePaused()
-            if let bytes = held {
-                held = nil
-                if try offer(bytes) == false { held = bytes }
-                continue
-            }
-            let want = length.map { Int(clamping: $0 - received) } ?? Int.max
-            if !spliceRefused, let sink = channel.directWriteTarget {
-                let moved = try splice(upTo: want, into: sink)
-                if moved < 0 { continue }  // refused: read again by `recv`
-                guard moved > 0 else { return try bodyEnded(received: received, length: length) }
-                received += Int64(moved)
-                channel.movedDirectly(moved)
-                machine.bodyAccepted(moved, now: .now)
-                channel.flush(now: .now)
-                continue
-            }
-            let count = try receive(upTo: want, reused: false)
-            guard count > 0 else { return try bodyEnded(received: received, length: length) }
-            received += Int64(count)
-            let bytes = Array(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            if try offer(bytes) == false { held = bytes }
-        }
-        // Reusable when the body ended where announced, on a connection the server keeps.
-        let closes = head.headers.listValues("Connection").contains { $0.lowercased() == "close" }
-        return !closes && head.version == "1.1"
-    }
-
-    /// The server closed the connection: the end of a body without a length, else a truncation.
-    private func bodyEnded(received: Int64, length: Int64?) throws -> Bool {
-        guard length == nil else {
-            throw HTTPClientError(.truncatedBody, url: request.url, detail: "the server closed the connection")
-        }
-        return false
-    }
-
-    /// Hands `bytes` to the channel. - Returns: false when the channel paused (hold them).
-    private func offer(_ bytes: [UInt8]) throws -> Bool {
-        switch bytes.withUnsafeBytes({ channel.receive($0) }) {
-        case .accepted:
-            break
-        case .writeDirectly(let descriptor, let offset):
-            try FileOutput.write(bytes, to: descriptor, at: offset)
-            channel.wroteDirectly(bytes.count)
-        case .pause:
-            backend.bodyPaused()
-            return false
-        case .abort:
-            throw HTTPClientError.cancelled
-        }
-        machine.bodyAccepted(bytes.count, now: .now)
-        channel.flush(now: .now)
-        return true
-    }
-
-    /// Waits while the channel holds the producer (a full buffer, or no read yet).
-    private func waitWhilePaused() throws {
-        guard channel.isProducerPaused else { return }
-        machine.paused(now: .now)
-        while channel.isProducerPaused {
-            if case .timedOut = try wait(for: nil, events: 0, until: totalDeadline) {
-                throw totalTimeout()
-            }
-        }
-        machine.resumed(now: .now)
-    }
-
-    /// Moves up to `limit` bytes from the socket into the file through the pipe.
-    /// - Returns: The bytes moved; 0 at the end of the stream; -1 when splicing is refused here
-    ///   (the transfer reads by `recv` from then on).
-    private func splice(upTo limit: Int, into sink: (descriptor: Int32, offset: Int64)) throws -> Int {
-        guard let pipe = try openPipe() else {
-            spliceRefused = true
-            return -1
-        }
-        var moved = 0
-        while true {
-            moved = CStreamKitLinux.splice(
-                connection, nil, pipe.write, nil, min(limit, pipe.capacity),
-                SK_SPLICE_F_MOVE | SK_SPLICE_F_MORE | SK_SPLICE_F_NONBLOCK)
-            if moved >= 0 { break }
-            switch errno {
-            case EINTR:
-                continue
-            case EAGAIN, EWOULDBLOCK:
-                _ = try wait(for: connection, events: Int16(POLLIN), until: bodyDeadline())
-            case EINVAL, ENOSYS:
-                spliceRefused = true
-                return -1
-            default:
-                throw systemFailure(.connectionReset, "splice")
-            }
-        }
-        guard moved > 0 else { return 0 }
-        var offset = Int(sink.offset)  // __off64_t
-        var left = moved
-        while left > 0 {
-            let written = CStreamKitLinux.splice(pipe.read, nil, sink.descriptor, &offset, left, SK_SPLICE_F_MOVE)
-            if written > 0 {
-                left -= written
-                continue
-            }
-            if written < 0 && errno == EINTR { continue }
-            if written < 0 && (errno == EINVAL || errno == ENOSYS) {
-                // The file system takes no splice: copy what the pipe holds, and `recv` from now on.
-                spliceRefused = true
-                try drainPipe(pipe.read, count: left, into: sink.descriptor, at: Int64(offset))
-                return moved
-            }
-            let failure = SystemError.current("splice", subject: "descriptor \(sink.descriptor)")
-            throw HTTPClientError(
-                .fileWriteFailed, url: request.url, byteOffset: Int64(offset), detail: "\(failure)")
-        }
-        splicedTotal += moved
-        return moved
-    }
-
-    private func drainPipe(_ source: Int32, count: Int, into descriptor: Int32, at offset: Int64) throws {
-        var left = count
-        var offset = offset
-        while left > 0 {
-            let got = read(source, buffer.baseAddress!, min(left, buffer.count))
-            if got < 0 && errno == EINTR { continue }
-            guard got > 0 else { throw systemFailure(.transportFailure, "read from pipe") }
-            try FileOutput.write(UnsafeRawBufferPointer(rebasing: buffer[0..<got]), to: descriptor, at: offset)
-            left -= got
-            offset += Int64(got)
-        }
-    }
-
-    private func openPipe() throws -> (read: Int32, write: Int32, capacity: Int)? {
-        if let pipe { return pipe }
-        var ends: [Int32] = [-1, -1]
-        guard pipe2(&ends, O_CLOEXEC) == 0 else { return nil }
-        // A bigger pipe moves more per call; the default (64 KiB) is kept where that is refused.
-        _ = fcntl(ends[1], SK_F_SETPIPE_SZ, Int32(1 << 20))
-        let capacity = Int(fcntl(ends[1], SK_F_GETPIPE_SZ))
-        let opened = (read: ends[0], write: ends[1], capacity: capacity > 0 ? capacity : 64 << 10)
-        pipe = opened
-        return opened
-    }
-
-    // MARK: Waiting
-
-    private enum WaitResult {
-        case ready
-        case woken
-        case timedOut
-    }
-
-    /// Receives into `buffer`, waiting for bytes. - Returns: The count; 0 at the end of the stream.
-    private func receive(upTo limit: Int = .max, reused: Bool) throws -> Int {
-        while true {
-            let count = recv(connection, buffer.baseAddress!, min(limit, buffer.count), 0)
-            if count >= 0 { return count }
-            switch errno {
-            case EINTR:
-                continue
-            case EAGAIN, EWOULDBLOCK:
-                _ = try wait(for: connection, events: Int16(POLLIN), until: bodyDeadline())
-            case ECONNRESET where reused:
-                throw Detour.staleConnection
-            default:
-                throw systemFailure(.connectionReset, "recv")
-            }
-        }
-    }
-
-    /// Waits for `events` on `socket` (or only for a wake-up when `nil`) until `deadline`, and
-    /// throws the cancellation when one was asked for. An idle or total deadline that passes is
-    /// thrown as its timeout; `.timedOut` is returned for a connect deadline.
-    private func wait(
-        for socket: Int32?, events: Int16, until deadline: ContinuousClock.Instant?
-    ) throws
-        -> WaitResult
-    {
-        var entries = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
-        if let socket { entries.append(pollfd(fd: socket, events: events, revents: 0)) }
-        while true {
-            try checkCancellation()
-            var timeout: Int32 = -1
-            if let deadline {
-                let left = ContinuousClock.now.duration(to: deadline)
-                if left <= .zero { return try timedOut(deadline) }
-                timeout = Int32(clamping: left.wholeMilliseconds)
-            }
-            let result = poll(&entries, nfds_t(entries.count), timeout)
-            if result < 0 && errno == EINTR { continue }
-            try checkCancellation()
-            if entries[0].revents != 0 {
-                var count: UInt64 = 0
-                _ = read(wake, &count, 8)
-                if socket == nil { return .woken }
-            }
-            if socket != nil, entries[1].revents != 0 { return .ready }
-            if result == 0, let deadline { return try timedOut(deadline) }
-        }
-    }
-
-    /// Throws the cancellation asked for, if one was.
-    private func checkCancellation() throws {
-        if let cancellation = control.withLock({ $0.cancellation }) { throw cancellation }
-    }
-
-    /// Throws the cancellation asked for, or the total timeout once it passed.
-    private func checkStop() throws {
-        try checkCancellation()
-        if let totalDeadline, ContinuousClock.now >= totalDeadline { throw totalTimeout() }
-    }
-
-    /// The deadline the body (or head) waits against: the idle one, or the total one.
-    private func bodyDeadline() -> ContinuousClock.Instant? {
-        earliest(machine.idleDeadline, totalDeadline)
-    }
-
-    private func timedOut(_ deadline: ContinuousClock.Instant) throws -> WaitResult {
-        if let totalDeadline, deadline >= totalDeadline { throw totalTimeout() }
-        if let error = machine.idleTimeoutError(now: .now) { throw error }
-        return .timedOut
-    }
-
-    private func totalTimeout() -> HTTPClientError {
-        HTTPClientError(
-            .totalTimeout, url: request.url,
-            detail: "the transfer took longer than \(timeouts.total.map { "\($0)" } ?? "its limit")")
-    }
-
-    private func systemFailure(_ kind: HTTPClientError.Kind, _ call: String) -> HTTPClientError {
-        HTTPClientError(kind, url: request.url, detail: "\(call): \(String(cString: strerror(errno)))")
-    }
-
-    private func earliest(
-        _ first: ContinuousClock.Instant?, _ second: ContinuousClock.Instant?
-    ) -> ContinuousClock.Instant? {
-        guard let first else { return second }
-        guard let second else { return first }
-        return min(first, second)
     }
 }
 #endif
