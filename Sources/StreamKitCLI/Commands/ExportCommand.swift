@@ -25,8 +25,8 @@ struct ExportCommand: ParsableCommand {
     @Argument(valueName: "package", help: "The package id in the library, or the package folder.")
     var package: String
     @Argument(valueName: "output", help: "The file to write: .ts or .mp4.") var output: String
-    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
-    @Flag(help: "Print progress and the result as JSON lines on standard output.") var json = false
+    @OptionGroup var home: HomeOptions
+    @OptionGroup var format = JSONOutputOptions(help: "Print progress and the result as JSON lines on standard output.")
 
     init() {}
 
@@ -50,7 +50,7 @@ struct ExportCommand: ParsableCommand {
         let wanted: SegmentContainer = output.lowercased().hasSuffix(".mp4") ? .fragmentedMP4 : .transportStream
         let container = PackageExporter.container(of: source.main, in: source)
         let ffmpeg = ExternalTool.find("ffmpeg", environment: context.environment)
-        let printer = ProgressPrinter(context: context, json: json)
+        let printer = ProgressPrinter(context: context, json: format.json)
         let started = ContinuousClock.now
         func progress(_ label: String) -> (PackageExportProgress) -> Void {
             { value in
@@ -127,7 +127,7 @@ struct ExportCommand: ParsableCommand {
         {
             return URL(fileURLWithPath: expanded, isDirectory: true)
         }
-        let library = StreamKitHome.library(in: StreamKitHome.resolve(override: home, environment: context.environment))
+        let library = StreamKitHome.library(in: home.path(context))
         return URL(fileURLWithPath: library, isDirectory: true).appendingPathComponent(package, isDirectory: true)
     }
 

@@ -48,8 +48,7 @@ public struct RTMPRecordCommand: ParsableCommand {
     var idleTimeout: Double = 10
     @Flag(help: "Use the Flash Player 9 digest handshake.")
     var digestHandshake = false
-    @Flag(help: "Print progress and the result as JSON lines.")
-    var json = false
+    @OptionGroup var format = JSONOutputOptions(help: "Print progress and the result as JSON lines.")
 
     public init() {}
 
@@ -72,7 +71,7 @@ public struct RTMPRecordCommand: ParsableCommand {
             duration: duration.map { .milliseconds(Int64(($0 * 1_000).rounded())) },
             idleTimeout: .milliseconds(Int64((idleTimeout * 1_000).rounded())), connection: connection)
         let recorder = RTMPRecorder(url: rtmpURL, options: options)
-        let reporter = ProgressPrinter(context: context, json: json)
+        let reporter = ProgressPrinter(context: context, json: format.json)
         let output = output
         let summary: RTMPRecorder.Summary
         do {
@@ -135,8 +134,7 @@ public struct RTMPPublishCommand: ParsableCommand {
     var realtime = false
     @Flag(help: "Use the Flash Player 9 digest handshake.")
     var digestHandshake = false
-    @Flag(help: "Print progress and the result as JSON lines.")
-    var json = false
+    @OptionGroup var format = JSONOutputOptions(help: "Print progress and the result as JSON lines.")
 
     public init() {}
 
@@ -154,7 +152,7 @@ public struct RTMPPublishCommand: ParsableCommand {
         connection.client.handshake = digestHandshake ? .digest : .plain
         let publisher = RTMPPublisher(
             url: rtmpURL, options: RTMPPublisher.Options(realtime: realtime, connection: connection))
-        let reporter = ProgressPrinter(context: context, json: json)
+        let reporter = ProgressPrinter(context: context, json: format.json)
         let started = ContinuousClock.now
         let input = input
         let progress: RTMPPublisher.Progress

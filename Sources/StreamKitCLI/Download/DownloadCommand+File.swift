@@ -13,12 +13,12 @@ extension DownloadCommand {
         let destination = try resolveDestination(context)
         let task = try await begin(
             DownloadRequest(
-                url: url, kind: .file, title: destination.lastPathComponent, connections: connections ?? 1,
+                url: url, kind: .file, title: destination.lastPathComponent, connections: selection.connections ?? 1,
                 headers: headers, location: destination.standardizedFileURL.path),
             queue: queue, client: client, context: context)
         let reporter = DownloadReporter(
-            context: context, json: json, url: url, destination: destination, task: task)
-        if let connections, connections > 1 {
+            context: context, json: format.json, url: url, destination: destination, task: task)
+        if let connections = selection.connections, connections > 1 {
             // N connections each buffer a body: smaller buffers keep the peak RSS under 40 MB at -j 8.
             await client.shutdown()
             let ranged = try HTTPClient(
@@ -65,7 +65,8 @@ extension DownloadCommand {
         task foreground: DownloadForegroundTask
     ) async throws {
         let url = url
-        let options = RangedFileOptions(connections: connections ?? 1, maximumConsecutiveFailures: retries + 1)
+        let options = RangedFileOptions(
+            connections: selection.connections ?? 1, maximumConsecutiveFailures: retries.maximumAttempts)
         let task = Task {
             try await RangedFileDownload.run(
                 url: url, to: destination, client: client, headers: headers, options: options,

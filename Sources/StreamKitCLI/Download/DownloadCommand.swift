@@ -53,34 +53,24 @@ struct DownloadCommand: ParsableCommand {
         name: "output", short: "o", valueName: "path",
         help: "HLS: the package folder. A file: the file to write, or a directory to write it into.")
     var output: String?
-    @Option(valueName: "variant", help: "HLS variant: best, worst, a bandwidth cap (1500k, 2M) or WxH.")
-    var variant = "best"
-    @Option(
-        name: "codec", valueName: "codecs",
-        help: "HLS: only variants with one of these codecs (comma-separated prefixes: avc1, hvc1, av01).")
-    var codecs: String?
-    @Option(valueName: "audio", help: "HLS audio renditions: auto (the default one), all, none, a language, name:NAME.")
-    var audio = "auto"
-    @Option(valueName: "subs", help: "HLS subtitles: all, none, a language, name:NAME.") var subs = "all"
-    @Option(
-        name: "connections", short: "j", valueName: "n",
-        help: "HLS: transfers at once (default 8). A file: range connections (default 1, one request).")
-    var connections: Int?
+    @OptionGroup var selection = SelectionOptions(
+        audioHelp: "HLS audio renditions: auto (the default one), all, none, a language, name:NAME.",
+        connectionsHelp: "HLS: transfers at once (default 8). A file: range connections (default 1, one request).",
+        offersCodecFilter: true)
     @Flag(help: "Store AES-128 segments decrypted and drop their keys (SAMPLE-AES stays encrypted).")
     var decrypt = false
     @Flag(help: "Mark segments that still fail after retries as gaps and go on (exit code 2).")
     var skipBroken = false
     @Option(valueName: "rate", help: "At most this many bytes a second in all, such as 500k or 2M.")
     var limitRate: TransferRate?
-    @Option(name: "header", short: "H", valueName: "header", help: "An extra request header, 'Name: value'.")
-    var headers: [String] = []
+    @OptionGroup var headers: HeaderOptions
     @Option(valueName: "seconds", help: "Live HLS: stop after recording this many seconds of media.")
     var liveDuration: Double?
     @Option(valueName: "count", help: "HLS: refuse media playlists listing more segments than this.")
     var maxSegments = 100_000
-    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
-    @Option(valueName: "count", help: "Failed attempts in a row to retry (each from the byte reached).") var retries = 4
-    @Flag(help: "Print progress and the result as JSON lines on standard output.") var json = false
+    @OptionGroup var home: HomeOptions
+    @OptionGroup var retries: RetryOptions
+    @OptionGroup var format = JSONOutputOptions(help: "Print progress and the result as JSON lines on standard output.")
 
     init() {}
 
@@ -89,15 +79,6 @@ struct DownloadCommand: ParsableCommand {
         guard scheme == "http" || scheme == "https", URLComponents(string: url)?.host?.isEmpty == false else {
             throw ValidationError("<url> must be an http or https URL, got '\(url)'")
         }
-        for header in headers {
-            guard Self.parseHeader(header) != nil else {
-                throw ValidationError("--header must be 'Name: value', got '\(header)'")
-            }
-        }
-        guard (0...100).contains(retries) else {
-            throw ValidationError("--retries must be between 0 and 100, got \(retries)")
-        }
-        try Self.validateSelection(variant: variant, audio: audio, subs: subs, connections: connections)
         if let liveDuration, !(liveDuration > 0 && liveDuration <= 1e9) {
             throw ValidationError("--live-duration must be a number of seconds above 0, got \(liveDuration)")
         }
@@ -105,16 +86,14 @@ struct DownloadCommand: ParsableCommand {
     }
 
     func run(_ context: CommandContext) async throws {
-        var requestHeaders = HTTPHeaders()
-        for header in headers {
-            if let (name, value) = Self.parseHeader(header) { requestHeaders.add(name, value) }
-        }
+        let requestHeaders = headers.httpHeaders
         let client = try HTTPClient(
             configuration: HTTPClientConfiguration(
                 userAgent: "streamkit/\(streamKitVersion)", environment: context.environment,
-                maximumConnectionsPerHost: max(connections ?? 8, 8), globalReceiveRate: limitRate?.bytesPerSecond,
+                maximumConnectionsPerHost: max(selection.connections ?? 8, 8),
+                globalReceiveRate: limitRate?.bytesPerSecond,
                 bodyBufferLimit: 256 << 10, receiveBufferSize: 256 << 10))
-        let retry = HTTPClientRetryPolicy(maximumAttempts: retries + 1)
+        let retry = retries.policy
         // The download is a task of the home's queue, run here (docs/CLI.md): open the queue first,
         // so that a queue another process holds is refused before anything is fetched.
         let queue: DownloadManager
@@ -147,7 +126,7 @@ struct DownloadCommand: ParsableCommand {
         if error.kind == .directoryLocked {
             words += "; stop that process, or let it run the download: streamkit queue add \(url) --start"
         }
-        if json {
+        if format.json {
             context.write(
                 JSONValue.object([
                     "event": .string("result"), "status": .string("failed"), "kind": .string(error.kind.description),
@@ -168,33 +147,5 @@ struct DownloadCommand: ParsableCommand {
             await client.shutdown()
             throw queueFailure(error, context)
         }
-    }
-
-    /// Checks the selection options `download` and `queue add` share: `--variant`, `--audio`,
-    /// `--subs` and `-j`.
-    static func validateSelection(variant: String, audio: String, subs: String, connections: Int?) throws {
-        guard VariantPreference(variant) != nil else {
-            throw ValidationError("--variant must be best, worst, a bandwidth such as 1500k, or WxH, got '\(variant)'")
-        }
-        guard RenditionPreference(audio) != nil else {
-            throw ValidationError("--audio must be auto, all, none, a language or name:NAME, got '\(audio)'")
-        }
-        guard RenditionPreference(subs) != nil else {
-            throw ValidationError("--subs must be all, none, a language or name:NAME, got '\(subs)'")
-        }
-        if let connections, !(1...64).contains(connections) {
-            throw ValidationError("--connections must be between 1 and 64, got \(connections)")
-        }
-    }
-
-    /// `Name: value` → (name, value); `nil` when there is no colon or the name is not a token.
-    static func parseHeader(_ text: String) -> (String, String)? {
-        guard let colon = text.firstIndex(of: ":") else { return nil }
-        let name = text[..<colon]
-        let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        guard !name.isEmpty, name.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != "\"" }),
-            !value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 })
-        else { return nil }
-        return (String(name), value)
     }
 }

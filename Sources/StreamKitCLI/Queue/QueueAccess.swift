@@ -4,13 +4,13 @@ import StreamKitDownloads
 
 /// What the queue commands share: where the queue is, and sending it a change.
 enum QueueAccess {
-    static func directory(_ home: String?, _ context: CommandContext) -> URL {
-        URL(fileURLWithPath: StreamKitHome.resolve(override: home, environment: context.environment), isDirectory: true)
+    static func directory(_ home: HomeOptions, _ context: CommandContext) -> URL {
+        URL(fileURLWithPath: home.path(context), isDirectory: true)
     }
 
     /// Performs `command` on the queue: directly when no `queue run` holds it, else through it.
     static func perform(
-        _ command: DownloadQueueCommand, home: String?, context: CommandContext
+        _ command: DownloadQueueCommand, home: HomeOptions, context: CommandContext
     ) async throws
         -> DownloadQueueAnswer
     {

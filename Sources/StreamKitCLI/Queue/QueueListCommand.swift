@@ -9,8 +9,8 @@ struct QueueListCommand: ParsableCommand {
         abstract: "List every task: id, state, progress, bytes, speed, title, error.",
         examples: [.init("Every task as JSON lines", "streamkit queue list --json")])
 
-    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
-    @Flag(help: "Print one JSON object per task.") var json = false
+    @OptionGroup var home: HomeOptions
+    @OptionGroup var format = JSONOutputOptions(help: "Print one JSON object per task.")
 
     init() {}
 
@@ -22,7 +22,7 @@ struct QueueListCommand: ParsableCommand {
             context.writeError("error: \(error)\n")
             throw ExitCode.failure
         }
-        if json {
+        if format.json {
             for task in tasks { context.write(QueueAccess.jsonLine(task)) }
             return
         }

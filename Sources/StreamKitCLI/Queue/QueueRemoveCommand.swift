@@ -15,8 +15,8 @@ struct QueueRemoveCommand: ParsableCommand {
 
     @Argument(valueName: "id", help: "The task id.") var id: String?
     @Flag(help: "Every task that has not succeeded.") var unfinished = false
-    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
-    @Flag(help: "Print the ids removed as JSON lines.") var json = false
+    @OptionGroup var home: HomeOptions
+    @OptionGroup var format = JSONOutputOptions(help: "Print the ids removed as JSON lines.")
 
     init() {}
 
@@ -29,6 +29,6 @@ struct QueueRemoveCommand: ParsableCommand {
     func run(_ context: CommandContext) async throws {
         let command: DownloadQueueCommand = id.map { .remove($0) } ?? .removeUnfinished
         try QueueAccess.report(
-            try await QueueAccess.perform(command, home: home, context: context), json: json, context: context)
+            try await QueueAccess.perform(command, home: home, context: context), json: format.json, context: context)
     }
 }

@@ -10,13 +10,14 @@ struct QueueRetryCommand: ParsableCommand {
         examples: [.init("Retry a task", "streamkit queue retry 3f2a9c1b7d4e5f60")])
 
     @Argument(valueName: "id", help: "The task id.") var id: String
-    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
-    @Flag(help: "Print the task as a JSON line.") var json = false
+    @OptionGroup var home: HomeOptions
+    @OptionGroup var format = JSONOutputOptions(help: "Print the task as a JSON line.")
 
     init() {}
 
     func run(_ context: CommandContext) async throws {
         try QueueAccess.report(
-            try await QueueAccess.perform(.retry(id), home: home, context: context), json: json, context: context)
+            try await QueueAccess.perform(.retry(id), home: home, context: context), json: format.json, context: context
+        )
     }
 }

@@ -25,8 +25,8 @@ struct QueueRunCommand: ParsableCommand {
     @Flag(help: "Exit once nothing is ready or running.") var exitWhenDone = false
     @Option(valueName: "rate", help: "At most this many bytes a second for all tasks, such as 500k or 2M.")
     var limitRate: TransferRate?
-    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
-    @Flag(help: "Print events as JSON lines on standard output.") var json = false
+    @OptionGroup var home: HomeOptions
+    @OptionGroup var format = JSONOutputOptions(help: "Print events as JSON lines on standard output.")
 
     init() {}
 
@@ -52,12 +52,12 @@ struct QueueRunCommand: ParsableCommand {
         let interrupted = Mutex(false)
         let monitor = InterruptMonitor { interrupted.withLock { $0 = true } }
         defer { monitor.stop() }
-        let printer = QueueRunPrinter(context: context, json: json)
+        let printer = QueueRunPrinter(context: context, json: format.json)
         let stream = await manager.events()
         let events = Task {
             for await event in stream { printer.print(event) }
         }
-        if !json {
+        if !format.json {
             context.writeError("Running the queue in \(directory.path) (\(await manager.allTasks().count) tasks)\n")
         }
         while true {
@@ -65,7 +65,7 @@ struct QueueRunCommand: ParsableCommand {
                 await manager.close()
                 await events.value
                 printer.finish()
-                if !json { context.writeError("Interrupted; running tasks will resume next time.\n") }
+                if !format.json { context.writeError("Interrupted; running tasks will resume next time.\n") }
                 throw ExitCode.interrupted
             }
             await manager.serveRemoteCommands()
@@ -78,7 +78,7 @@ struct QueueRunCommand: ParsableCommand {
         await events.value
         printer.finish()
         let failed = tasks.filter { $0.state == .failed }
-        if !json {
+        if !format.json {
             context.writeError(
                 "Done: \(tasks.filter { $0.state == .success }.count) succeeded, \(failed.count) failed, "
                     + "\(tasks.filter { $0.state == .stopped }.count) stopped.\n")

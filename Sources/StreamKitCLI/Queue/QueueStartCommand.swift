@@ -12,8 +12,8 @@ struct QueueStartCommand: ParsableCommand {
 
     @Argument(valueName: "id", help: "The task id.") var id: String?
     @Flag(help: "Every stopped or failed task.") var all = false
-    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
-    @Flag(help: "Print the tasks as JSON lines.") var json = false
+    @OptionGroup var home: HomeOptions
+    @OptionGroup var format = JSONOutputOptions(help: "Print the tasks as JSON lines.")
 
     init() {}
 
@@ -23,7 +23,7 @@ struct QueueStartCommand: ParsableCommand {
 
     func run(_ context: CommandContext) async throws {
         try QueueAccess.report(
-            try await QueueAccess.perform(.start(all ? nil : id), home: home, context: context), json: json,
+            try await QueueAccess.perform(.start(all ? nil : id), home: home, context: context), json: format.json,
             context: context)
     }
 }

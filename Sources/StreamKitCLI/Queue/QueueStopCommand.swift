@@ -11,8 +11,8 @@ struct QueueStopCommand: ParsableCommand {
 
     @Argument(valueName: "id", help: "The task id.") var id: String?
     @Flag(help: "Every ready or running task.") var all = false
-    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
-    @Flag(help: "Print the tasks as JSON lines.") var json = false
+    @OptionGroup var home: HomeOptions
+    @OptionGroup var format = JSONOutputOptions(help: "Print the tasks as JSON lines.")
 
     init() {}
 
@@ -22,7 +22,7 @@ struct QueueStopCommand: ParsableCommand {
 
     func run(_ context: CommandContext) async throws {
         try QueueAccess.report(
-            try await QueueAccess.perform(.stop(all ? nil : id), home: home, context: context), json: json,
+            try await QueueAccess.perform(.stop(all ? nil : id), home: home, context: context), json: format.json,
             context: context)
     }
 }

@@ -49,7 +49,7 @@ struct PlayCommand: ParsableCommand {
     @Option(
         valueName: "player", help: "mpv, ffplay, vlc, or none to print the local URL (default: the first installed).")
     var player: PlayerChoice?
-    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
+    @OptionGroup var home: HomeOptions
     @Option(name: "cache-limit", valueName: "size", help: CacheAccess.limitHelp) var cacheLimit: ByteSize?
     @Option(name: "cache-key", valueName: "mode", help: CacheAccess.keyHelp) var cacheKey: CacheKeyMode?
     @Option(help: "The port to listen on; 0 picks a free one.") var port = 0
@@ -66,7 +66,7 @@ struct PlayCommand: ParsableCommand {
     }
 
     func run(_ context: CommandContext) async throws {
-        let home = StreamKitHome.resolve(override: home, environment: context.environment)
+        let home = home.path(context)
         // The player, before anything starts: a missing one is reported at once.
         let executable: (choice: PlayerChoice, path: String)?
         switch player {

@@ -30,7 +30,7 @@ struct ServeCommand: ParsableCommand {
 
     @Option(valueName: "dir", help: "The library to serve (default: $STREAMKIT_HOME/library).")
     var root: String?
-    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
+    @OptionGroup var home: HomeOptions
     @Option(valueName: "address", help: "The address to listen on; not loopback: reachable from the network.")
     var host = "127.0.0.1"
     @Option(help: "The port to listen on; 0 picks a free one.") var port = 12345
@@ -66,7 +66,7 @@ struct ServeCommand: ParsableCommand {
     }
 
     func run(_ context: CommandContext) async throws {
-        let homePath = StreamKitHome.resolve(override: home, environment: context.environment)
+        let homePath = home.path(context)
         let libraryRoot: String
         if let root {
             libraryRoot = root
