@@ -104,7 +104,9 @@ private struct SampleRoot: ParsableCommand {
             output == """
                 OVERVIEW: Exercise the parser.
 
-                USAGE: tool sample <source> [<destination>] [--jobs <jobs>] [--variant <variant>] [--header <header> ...] [--limit-rate <limit-rate>] [--json]
+                USAGE: tool sample <source> [<destination>] [--jobs <jobs>]
+                       [--variant <variant>] [--header <header> ...] [--limit-rate <limit-rate>]
+                       [--json]
 
                 ARGUMENTS:
                   <source>                The source.

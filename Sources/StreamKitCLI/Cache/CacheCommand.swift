@@ -7,8 +7,8 @@ public struct CacheCommand: ParsableCommand {
         commandName: "cache",
         abstract: "List, preload, pin, remove or clear what the media cache holds.",
         discussion: """
-            The cache ($STREAMKIT_HOME/cache) keeps the bytes that played through `streamkit play` and the
-            proxy of `streamkit serve`, so that they play again without the network. It is apart from the
+            The cache ($STREAMKIT_HOME/cache) keeps the bytes that played through `streamkit play` and the \
+            proxy of `streamkit serve`, so that they play again without the network. It is apart from the \
             library: downloads are never in it.
             """,
         examples: [
@@ -31,8 +31,8 @@ public struct CacheListCommand: ParsableCommand {
         commandName: "list",
         abstract: "List the cache's entries, most recently used first.",
         discussion: """
-            Each entry shows the bytes cached, the length, the share cached, whether it is pinned, when it
-            was last used, and its URL. Works while another streamkit process uses the cache (bytes that
+            Each entry shows the bytes cached, the length, the share cached, whether it is pinned, when it \
+            was last used, and its URL. Works while another streamkit process uses the cache (bytes that \
             process has not yet recorded are not counted).
             """,
         examples: [
@@ -165,8 +165,8 @@ public struct CachePreloadCommand: ParsableCommand {
         commandName: "preload",
         abstract: "Cache the start of a URL ahead of playback.",
         discussion: """
-            For a file, caches its first --bytes (all of it by default). For an HLS playlist (.m3u8, or
-            with --seconds), caches the playlists and the first --seconds (10 by default) of the first
+            For a file, caches its first --bytes (all of it by default). For an HLS playlist (.m3u8, or \
+            with --seconds), caches the playlists and the first --seconds (10 by default) of the first \
             variant with its default audio and subtitles. Ctrl-C stops with what was cached kept (exit 130).
             """,
         examples: [

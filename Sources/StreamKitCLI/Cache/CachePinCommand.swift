@@ -7,7 +7,7 @@ public struct CachePinCommand: ParsableCommand {
         commandName: "pin",
         abstract: "Keep one URL's cached bytes: never evicted, and outside the cap (until unpinned).",
         discussion: """
-            A URL not cached yet is pinned too: whatever of it is cached later is kept. `cache clear`
+            A URL not cached yet is pinned too: whatever of it is cached later is kept. `cache clear` \
             and `cache rm` still remove pinned entries.
             """,
         examples: [.init("Keep a file", "streamkit cache pin https://example.com/talk.mp4")])

@@ -7,13 +7,13 @@ struct ExportCommand: ParsableCommand {
         commandName: "export",
         abstract: "Write a downloaded HLS package as one .ts or .mp4 file.",
         discussion: """
-            Concatenates the package's main rendition, one segment at a time (AES-128 segments are
-            decrypted on the way, gaps left out); fragmented MP4 becomes the init section followed by
-            every fragment. Needs no ffmpeg when the output's container is the segments' own (.ts for
-            transport stream segments, .mp4 for fragmented MP4). Remuxing (.mp4 from transport stream
-            segments, .ts from fragmented MP4) and adding alternative audio renditions call ffmpeg
-            when it is installed (stream copy, no re-encoding); without it, those renditions are left
-            out with a warning. Subtitles are not exported. The package is found by its id in the
+            Concatenates the package's main rendition, one segment at a time (AES-128 segments are \
+            decrypted on the way, gaps left out); fragmented MP4 becomes the init section followed by \
+            every fragment. Needs no ffmpeg when the output's container is the segments' own (.ts for \
+            transport stream segments, .mp4 for fragmented MP4). Remuxing (.mp4 from transport stream \
+            segments, .ts from fragmented MP4) and adding alternative audio renditions call ffmpeg \
+            when it is installed (stream copy, no re-encoding); without it, those renditions are left \
+            out with a warning. Subtitles are not exported. The package is found by its id in the \
             library ($STREAMKIT_HOME/library/ID) or by its folder.
             """,
         examples: [

@@ -7,8 +7,8 @@ public struct InspectCommand: ParsableCommand {
         commandName: "inspect",
         abstract: "Parse an HLS playlist and summarize it, or print it as JSON.",
         discussion: """
-            Prints the variants and renditions of a multivariant playlist, or the segment count, total
-            duration, encryption, maps and byte ranges of a media playlist. Problems the parser tolerates are
+            Prints the variants and renditions of a multivariant playlist, or the segment count, total \
+            duration, encryption, maps and byte ranges of a media playlist. Problems the parser tolerates are \
             listed on standard error as warnings; --strict turns every one into an error.
             """,
         examples: [

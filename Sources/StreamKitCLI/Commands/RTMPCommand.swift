@@ -28,9 +28,9 @@ public struct RTMPRecordCommand: ParsableCommand {
         commandName: "record",
         abstract: "Record a live RTMP stream to an FLV file.",
         discussion: """
-            The file starts with the stream's metadata and sequence headers, then media from the first
-            keyframe, with timestamps starting at zero. Recording stops after --duration seconds of media,
-            when the server ends the stream, or when no media arrives for --idle-timeout seconds; a
+            The file starts with the stream's metadata and sequence headers, then media from the first \
+            keyframe, with timestamps starting at zero. Recording stops after --duration seconds of media, \
+            when the server ends the stream, or when no media arrives for --idle-timeout seconds; a \
             dropped connection is reopened once. Ctrl-C stops it with a complete file (exit code 130).
             """,
         examples: [
@@ -117,7 +117,7 @@ public struct RTMPPublishCommand: ParsableCommand {
         commandName: "publish",
         abstract: "Publish an FLV file to an RTMP server.",
         discussion: """
-            Metadata and sequence headers are sent first. With --realtime, tags are paced by their
+            Metadata and sequence headers are sent first. With --realtime, tags are paced by their \
             timestamps, as a live source would send them; without it, as fast as the server reads.
             """,
         examples: [

@@ -12,23 +12,23 @@ struct DownloadCommand: ParsableCommand {
         commandName: "download",
         abstract: "Download an HLS stream into a local package that plays offline, or a file; resumes when run again.",
         discussion: """
-            HLS (a URL ending in .m3u8, or answered with an HLS Content-Type or a body starting with
-            #EXTM3U) becomes a package folder: index.m3u8 (a multivariant playlist with relative URIs),
-            package.json, and one folder per rendition with its playlist, segments, maps and keys.
-            It goes to $STREAMKIT_HOME/library/ID (STREAMKIT_HOME defaults to $XDG_DATA_HOME/streamkit,
-            else ~/.local/share/streamkit), where ID is 16 hex digits of SHA-256 over the URL, --variant,
-            --audio, --subs and --decrypt, so the same command resumes the same package; -o DIR puts
-            it in DIR. Files already in place are never fetched again (resuming an unfinished package
-            checks their ETag with a HEAD each; a file changed on the server is fetched again); a
-            partial file continues with If-Range. A live playlist is recorded (reloaded every target
-            duration) until ENDLIST, --live-duration or Ctrl-C, and left as VOD. A segment that still
-            fails after retries fails the download (exit 1, everything kept); with --skip-broken it
+            HLS (a URL ending in .m3u8, or answered with an HLS Content-Type or a body starting with \
+            #EXTM3U) becomes a package folder: index.m3u8 (a multivariant playlist with relative URIs), \
+            package.json, and one folder per rendition with its playlist, segments, maps and keys. \
+            It goes to $STREAMKIT_HOME/library/ID (STREAMKIT_HOME defaults to $XDG_DATA_HOME/streamkit, \
+            else ~/.local/share/streamkit), where ID is 16 hex digits of SHA-256 over the URL, --variant, \
+            --audio, --subs and --decrypt, so the same command resumes the same package; -o DIR puts \
+            it in DIR. Files already in place are never fetched again (resuming an unfinished package \
+            checks their ETag with a HEAD each; a file changed on the server is fetched again); a \
+            partial file continues with If-Range. A live playlist is recorded (reloaded every target \
+            duration) until ENDLIST, --live-duration or Ctrl-C, and left as VOD. A segment that still \
+            fails after retries fails the download (exit 1, everything kept); with --skip-broken it \
             becomes a gap (exit 2).
-            Any other URL is downloaded as a file: partial data in FILE.streamkit-partial, its
-            validator in that file's attributes. Ctrl-C stops cleanly and exits 130 (a live recording
+            Any other URL is downloaded as a file: partial data in FILE.streamkit-partial, its \
+            validator in that file's attributes. Ctrl-C stops cleanly and exits 130 (a live recording \
             is finished instead and exits 0). Play a package with `streamkit serve`.
-            Each download is a task of the download queue in $STREAMKIT_HOME (--home): `streamkit queue
-            list` and the served page show it; the same command resumes the same task. A queue that
+            Each download is a task of the download queue in $STREAMKIT_HOME (--home): `streamkit queue \
+            list` and the served page show it; the same command resumes the same task. A queue that \
             another process holds (queue run) is refused with exit 1.
             """,
         examples: [

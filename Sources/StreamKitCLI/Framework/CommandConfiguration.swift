@@ -72,6 +72,8 @@ public protocol ParsableCommand: ParsableArguments {
 extension ParsableCommand {
     /// A command with subcommands and nothing of its own prints its help.
     public func run(_ context: CommandContext) async throws {
-        context.write(HelpFormatter.help(for: Self.self, path: [Self.configuration.commandName]))
+        context.write(
+            HelpFormatter.help(
+                for: Self.self, path: [Self.configuration.commandName], width: HelpFormatter.width(for: context)))
     }
 }

@@ -11,8 +11,8 @@ struct QueueAddCommand: ParsableCommand {
         commandName: "add",
         abstract: "Add a task to the queue; prints its id.",
         discussion: """
-            An HLS URL (.m3u8, or answered as a playlist) becomes a package; anything else a file fetched
-            over -j range connections. The task waits stopped unless --start is given; the same URL and
+            An HLS URL (.m3u8, or answered as a playlist) becomes a package; anything else a file fetched \
+            over -j range connections. The task waits stopped unless --start is given; the same URL and \
             selection cannot be queued twice.
             """,
         examples: [

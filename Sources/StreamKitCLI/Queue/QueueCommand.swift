@@ -8,9 +8,9 @@ struct QueueCommand: ParsableCommand {
         commandName: "queue",
         abstract: "Keep a persistent download queue: add, list, start, stop, remove, and run it.",
         discussion: """
-            The queue lives in $STREAMKIT_HOME (queue.sqlite; downloads in library/ID). `queue run` runs it
-            in the foreground and holds its lock; while it runs, the other queue commands hand their change
-            to it and print its answer. Tasks that were running when a run was killed come back ready and
+            The queue lives in $STREAMKIT_HOME (queue.sqlite; downloads in library/ID). `queue run` runs it \
+            in the foreground and holds its lock; while it runs, the other queue commands hand their change \
+            to it and print its answer. Tasks that were running when a run was killed come back ready and \
             resume without fetching again what was saved.
             """,
         examples: [

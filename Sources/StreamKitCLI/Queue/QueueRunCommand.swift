@@ -9,10 +9,10 @@ struct QueueRunCommand: ParsableCommand {
         commandName: "run",
         abstract: "Run the queue in the foreground with live progress.",
         discussion: """
-            Runs ready tasks in queue order, at most --max-concurrent at once (saved for later runs; default
-            1, at most 16), and performs what other queue commands ask meanwhile. Progress is drawn on a
-            terminal, printed as a line every 2 s otherwise, or as JSON lines with --json. Ctrl-C stops
-            cleanly (running tasks come back ready) and exits 130. With --exit-when-done it exits once
+            Runs ready tasks in queue order, at most --max-concurrent at once (saved for later runs; default \
+            1, at most 16), and performs what other queue commands ask meanwhile. Progress is drawn on a \
+            terminal, printed as a line every 2 s otherwise, or as JSON lines with --json. Ctrl-C stops \
+            cleanly (running tasks come back ready) and exits 130. With --exit-when-done it exits once \
             nothing is ready or running: 0 when every task succeeded, 1 when one failed.
             """,
         examples: [

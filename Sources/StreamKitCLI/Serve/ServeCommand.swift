@@ -15,11 +15,11 @@ struct ServeCommand: ParsableCommand {
         commandName: "serve",
         abstract: "Serve the library over HTTP for offline playback, and the caching proxy.",
         discussion: """
-            Serves every downloaded item under /library/ID/index.m3u8 and a page listing them at /,
-            on 127.0.0.1 unless --host says otherwise, and the caching proxy: /proxy/file?url=URL and
-            /proxy/hls?url=URL play remote media through the cache ($STREAMKIT_HOME/cache), so that it
-            plays again offline. Prints the base URL and the access token that routes changing state
-            require, then runs until Ctrl-C: the first Ctrl-C (or SIGTERM) finishes the responses in
+            Serves every downloaded item under /library/ID/index.m3u8 and a page listing them at /, \
+            on 127.0.0.1 unless --host says otherwise, and the caching proxy: /proxy/file?url=URL and \
+            /proxy/hls?url=URL play remote media through the cache ($STREAMKIT_HOME/cache), so that it \
+            plays again offline. Prints the base URL and the access token that routes changing state \
+            require, then runs until Ctrl-C: the first Ctrl-C (or SIGTERM) finishes the responses in \
             flight and exits 0; a second one stops at once and exits 130.
             """,
         examples: [
