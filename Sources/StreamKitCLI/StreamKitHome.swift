@@ -2,10 +2,6 @@
 /// `$XDG_DATA_HOME/streamkit`, else `~/.local/share/streamkit`. It holds the library
 /// (downloads), the cache and the queue database.
 public enum StreamKitHome {
-    /// The help of every command's `--home` option.
-    static let optionHelp =
-        "StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit)."
-
     /// The home directory for an optional `--home` value and the environment.
     public static func resolve(override: String?, environment: [String: String]) -> String {
         if let override, !override.isEmpty { return override }

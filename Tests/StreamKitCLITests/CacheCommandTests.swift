@@ -25,26 +25,37 @@ import Darwin
         #expect(code == .success)
         #expect(
             output == """
-                OVERVIEW: Play a URL through the caching proxy: seek anywhere, and play it again offline.
+                OVERVIEW: Play a URL through the caching proxy: seek anywhere, and play it again
+                offline.
 
-                Starts the caching proxy on 127.0.0.1 and opens the URL's local address in a player: --player,
-                else the first of mpv, ffplay and vlc that is installed. Everything the player reads is kept in
-                the cache ($STREAMKIT_HOME/cache), so what played once plays again without the network. HLS
-                playlists (.m3u8) go through /proxy/hls, which routes their segments, keys and maps through
-                the cache too. With --player none, or no player installed, it prints the local URL and serves
-                until Ctrl-C (exit 0). When the player exits, so does play.
+                Starts the caching proxy on 127.0.0.1 and opens the URL's local address in a
+                player: --player, else the first of mpv, ffplay and vlc that is installed.
+                Everything the player reads is kept in the cache ($STREAMKIT_HOME/cache), so
+                what played once plays again without the network. HLS playlists (.m3u8) go
+                through /proxy/hls, which routes their segments, keys and maps through the cache
+                too. With --player none, or no player installed, it prints the local URL and
+                serves until Ctrl-C (exit 0). When the player exits, so does play.
 
-                USAGE: streamkit play <url> [--player <player>] [--home <dir>] [--cache-limit <size>] [--cache-key <mode>] [--port <port>]
+                USAGE: streamkit play <url> [--player <player>] [--home <dir>]
+                       [--cache-limit <size>] [--cache-key <mode>] [--port <port>]
 
                 ARGUMENTS:
-                  <url>                   The http or https URL of a media file or an HLS playlist.
+                  <url>                   The http or https URL of a media file or an HLS
+                                          playlist.
 
                 OPTIONS:
-                  --player <player>       mpv, ffplay, vlc, or none to print the local URL (default: the first installed).
-                  --home <dir>            StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).
-                  --cache-limit <size>    The cache's byte cap, remembered for later commands (default: 1G).
-                  --cache-key <mode>      How cache entries are named, remembered for later commands: url (default), signed (without token, Expires, Signature and the like), or ignore:NAME,NAME (without those query parameters).
-                  --port <port>           The port to listen on; 0 picks a free one. (default: 0)
+                  --player <player>       mpv, ffplay, vlc, or none to print the local URL
+                                          (default: the first installed).
+                  --home <dir>            StreamKit's data (default: $STREAMKIT_HOME,
+                                          $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).
+                  --cache-limit <size>    The cache's byte cap, remembered for later commands
+                                          (default: 1G).
+                  --cache-key <mode>      How cache entries are named, remembered for later
+                                          commands: url (default), signed (without token,
+                                          Expires, Signature and the like), or ignore:NAME,NAME
+                                          (without those query parameters).
+                  --port <port>           The port to listen on; 0 picks a free one. (default:
+                                          0)
                   -h, --help              Show help information.
 
                 EXAMPLES:
@@ -65,9 +76,9 @@ import Darwin
             output == """
                 OVERVIEW: List, preload, pin, remove or clear what the media cache holds.
 
-                The cache ($STREAMKIT_HOME/cache) keeps the bytes that played through `streamkit play` and the
-                proxy of `streamkit serve`, so that they play again without the network. It is apart from the
-                library: downloads are never in it.
+                The cache ($STREAMKIT_HOME/cache) keeps the bytes that played through `streamkit
+                play` and the proxy of `streamkit serve`, so that they play again without the
+                network. It is apart from the library: downloads are never in it.
 
                 USAGE: streamkit cache <command>
 
@@ -77,10 +88,12 @@ import Darwin
                 COMMANDS:
                   list                    List the cache's entries, most recently used first.
                   preload                 Cache the start of a URL ahead of playback.
-                  pin                     Keep one URL's cached bytes: never evicted, and outside the cap (until unpinned).
+                  pin                     Keep one URL's cached bytes: never evicted, and
+                                          outside the cap (until unpinned).
                   unpin                   Let one pinned URL's cached bytes be evicted again.
                   rm                      Remove one URL's entry from the cache, with its file.
-                  clear                   Remove every entry from the cache, pinned ones included.
+                  clear                   Remove every entry from the cache, pinned ones
+                                          included.
 
                   See 'streamkit cache help <command>' for help on a command.
 
@@ -98,15 +111,18 @@ import Darwin
             list == """
                 OVERVIEW: List the cache's entries, most recently used first.
 
-                Each entry shows the bytes cached, the length, the share cached, whether it is pinned, when it
-                was last used, and its URL. Works while another streamkit process uses the cache (bytes that
-                process has not yet recorded are not counted).
+                Each entry shows the bytes cached, the length, the share cached, whether it is
+                pinned, when it was last used, and its URL. Works while another streamkit
+                process uses the cache (bytes that process has not yet recorded are not
+                counted).
 
                 USAGE: streamkit cache list [--home <dir>] [--json]
 
                 OPTIONS:
-                  --home <dir>            StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).
-                  --json                  Print one JSON object per entry, then a summary object.
+                  --home <dir>            StreamKit's data (default: $STREAMKIT_HOME,
+                                          $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).
+                  --json                  Print one JSON object per entry, then a summary
+                                          object.
                   -h, --help              Show help information.
 
                 EXAMPLES:
@@ -127,7 +143,8 @@ import Darwin
                   <url>                   The URL whose cached bytes to remove.
 
                 OPTIONS:
-                  --home <dir>            StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).
+                  --home <dir>            StreamKit's data (default: $STREAMKIT_HOME,
+                                          $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).
                   -h, --help              Show help information.
 
                 EXAMPLES:

@@ -104,7 +104,9 @@ private struct SampleRoot: ParsableCommand {
             output == """
                 OVERVIEW: Exercise the parser.
 
-                USAGE: tool sample <source> [<destination>] [--jobs <jobs>] [--variant <variant>] [--header <header> ...] [--limit-rate <limit-rate>] [--json]
+                USAGE: tool sample <source> [<destination>] [--jobs <jobs>]
+                       [--variant <variant>] [--header <header> ...] [--limit-rate <limit-rate>]
+                       [--json]
 
                 ARGUMENTS:
                   <source>                The source.
@@ -130,5 +132,134 @@ private struct SampleRoot: ParsableCommand {
         #expect(versionCode == .success && version == "tool 1.0\n")
         let (_, rootHelp, _) = await run([])
         #expect(rootHelp.contains("COMMANDS:\n  sample                  Exercise the parser.\n"))
+    }
+}
+
+/// Options two commands share, declared once.
+private struct SharedOptions: ParsableArguments {
+    @Option(valueName: "dir", help: "Where data goes.") var home: String?
+    @Option(help: "Tries.") var retries = 4
+    @Option(help: "Only in some commands.") var codec: String?
+
+    init() {}
+
+    mutating func validate() throws {
+        guard retries <= 10 else { throw ValidationError("--retries must be at most 10, got \(retries)") }
+    }
+}
+
+/// A value parsed in its type, with its own message.
+private enum Level: String, CaseIterable, ExpressibleByArgument {
+    case low, high
+
+    static func invalidValueMessage(_ argument: String, for name: String) -> String {
+        "\(name) must be low or high, got '\(argument)'"
+    }
+}
+
+private struct FlagsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "flags", abstract: "Combine flags and groups.")
+
+    @Flag(short: "v", help: "Say more.") var verbose = false
+    @Flag(short: "q", help: "Say less.") var quiet = false
+    @Flag(short: "f", help: "Force.") var force = false
+    @Option(short: "n", help: "A count.") var count = 1
+    @OptionGroup var shared: SharedOptions
+    @Option(help: "A level.") var level = Level.low
+
+    func run(_ context: CommandContext) async throws {
+        context.write(
+            "\(verbose)|\(quiet)|\(force)|\(count)|\(shared.home ?? "-")|\(shared.retries)|\(shared.codec ?? "-")|\(level)\n"
+        )
+    }
+}
+
+private struct FlagsRoot: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tool", abstract: "A root.", subcommands: [FlagsCommand.self])
+}
+
+/// Combined short flags, option groups, and values parsed in their type.
+@Suite struct CommandParsingGroupTests {
+    private func run(_ arguments: [String]) async -> (ExitCode, String, String) {
+        let context = CommandContext.capturing()
+        let code = await CommandRunner.run(FlagsRoot.self, arguments: ["flags"] + arguments, context: context)
+        return (code, context.output.text, context.errorOutput.text)
+    }
+
+    @Test(arguments: [
+        (["-vq"], "true|true|false|1|-|4|-|low\n"),
+        (["-qvf"], "true|true|true|1|-|4|-|low\n"),
+        (["-v", "-q"], "true|true|false|1|-|4|-|low\n"),
+        (["-f", "-n3"], "false|false|true|3|-|4|-|low\n"),
+        (["--home", "/h", "--retries=7", "--codec", "x"], "false|false|false|1|/h|7|x|low\n"),
+        (["--level", "high"], "false|false|false|1|-|4|-|high\n"),
+    ])
+    func shortFlagsCombineAndGroupsParse(arguments: [String], expected: String) async {
+        let (code, output, error) = await run(arguments)
+        #expect(code == .success, "\(error)")
+        #expect(output == expected)
+    }
+
+    @Test(arguments: [
+        (["-vn"], "--count takes a value; give it apart from '-vn'"),
+        (["-vx"], "unknown option '-x' in '-vx'"),
+        (["--retries", "11"], "--retries must be at most 10, got 11"),
+        (["--level", "mid"], "--level must be low or high, got 'mid'"),
+        (["-v=1"], "--verbose takes no value"),
+    ])
+    func badCombinationsAndValuesExit64(arguments: [String], message: String) async {
+        let (code, _, error) = await run(arguments)
+        #expect(code == .usage)
+        #expect(error.hasPrefix("error: \(message)\n"), "stderr was: \(error)")
+    }
+
+    @Test func groupOptionsShowWhereTheGroupIsDeclared() async {
+        let (code, output, _) = await run(["--help"])
+        #expect(code == .success)
+        #expect(
+            output.contains(
+                """
+                  -n, --count <count>     A count. (default: 1)
+                  --home <dir>            Where data goes.
+                  --retries <retries>     Tries. (default: 4)
+                  --codec <codec>         Only in some commands.
+                  --level <level>         A level. (default: low)
+                """), "\(output)")
+    }
+
+    /// `download` offers `--codec` from the selection group; `queue add`, sharing the group, does not.
+    @Test func aGroupMemberLeftOutIsUnknown() async {
+        let context = CommandContext.capturing()
+        let code = await CommandRunner.run(
+            StreamKitCommand.self, arguments: ["queue", "add", "http://a.example/x.m3u8", "--codec", "avc1"],
+            context: context)
+        #expect(code == .usage)
+        #expect(context.errorOutput.text.hasPrefix("error: unknown option '--codec'\n"))
+    }
+
+    @Test(arguments: [
+        (
+            ["download", "http://a.example/x", "--audio", "a b"],
+            "--audio must be auto, all, none, a language or name:NAME, got 'a b'"
+        ),
+        (
+            ["queue", "add", "http://a.example/x", "--subs", "a b"],
+            "--subs must be all, none, a language or name:NAME, got 'a b'"
+        ),
+        (
+            ["queue", "add", "http://a.example/x", "--variant", "huge"],
+            "--variant must be best, worst, a bandwidth such as 1500k, or WxH, got 'huge'"
+        ),
+        (["queue", "add", "http://a.example/x", "--type", "film"], "--type must be video or audio, got 'film'"),
+        (["queue", "add", "http://a.example/x", "--kind", "ftp"], "--kind must be auto, hls or file, got 'ftp'"),
+        (["queue", "add", "http://a.example/x", "-H", "no colon"], "--header must be 'Name: value', got 'no colon'"),
+        (["download", "http://a.example/x", "--retries", "-1"], "--retries must be between 0 and 100, got -1"),
+    ])
+    func sharedOptionsKeepTheirMessages(arguments: [String], message: String) async {
+        let context = CommandContext.capturing()
+        let code = await CommandRunner.run(StreamKitCommand.self, arguments: arguments, context: context)
+        #expect(code == .usage)
+        #expect(context.errorOutput.text.hasPrefix("error: \(message)\n"), "\(context.errorOutput.text)")
     }
 }

@@ -90,21 +90,25 @@ import Testing
             context.output.text == """
                 OVERVIEW: Show StreamKit working end to end on this machine, with no network.
 
-                Starts an origin on 127.0.0.1 serving the sample stream that ships with StreamKit (a
-                master playlist with a 320x180 variant, a 640x360 AES-128 variant and an English audio
-                rendition, ten seconds), adds it to a fresh download queue in a temporary folder and runs
-                it with live progress, serves the offline copy, fetches its playlists, keys and every segment
-                back through the local server and checks them byte for byte against the origin, plays
-                the stream through the caching proxy (/proxy/hls) and checks that too, stops the origin
-                and fetches both again (the copy from disk, the stream from the cache), and decodes the
-                copy with ffprobe when it is installed. Each step prints what it verified; any failure
-                exits 1. With --serve it keeps serving the copy and the cached stream until Ctrl-C.
+                Starts an origin on 127.0.0.1 serving the sample stream that ships with
+                StreamKit (a master playlist with a 320x180 variant, a 640x360 AES-128 variant
+                and an English audio rendition, ten seconds), adds it to a fresh download queue
+                in a temporary folder and runs it with live progress, serves the offline copy,
+                fetches its playlists, keys and every segment back through the local server and
+                checks them byte for byte against the origin, plays the stream through the
+                caching proxy (/proxy/hls) and checks that too, stops the origin and fetches
+                both again (the copy from disk, the stream from the cache), and decodes the copy
+                with ffprobe when it is installed. Each step prints what it verified; any
+                failure exits 1. With --serve it keeps serving the copy and the cached stream
+                until Ctrl-C.
 
                 USAGE: streamkit demo [--serve] [--home <dir>] [--keep]
 
                 OPTIONS:
-                  --serve                 Keep serving the offline copy and the cached stream after the demo, until Ctrl-C.
-                  --home <dir>            Where to put the demo's library (default: a new temporary folder, removed after).
+                  --serve                 Keep serving the offline copy and the cached stream
+                                          after the demo, until Ctrl-C.
+                  --home <dir>            Where to put the demo's library (default: a new
+                                          temporary folder, removed after).
                   --keep                  Keep the temporary folder instead of removing it.
                   -h, --help              Show help information.
 

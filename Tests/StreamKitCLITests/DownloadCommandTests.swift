@@ -21,56 +21,80 @@ import Testing
         #expect(code == .success)
         #expect(
             output == """
-                OVERVIEW: Download an HLS stream into a local package that plays offline, or a file; resumes when run again.
+                OVERVIEW: Download an HLS stream into a local package that plays offline, or a
+                file; resumes when run again.
 
-                HLS (a URL ending in .m3u8, or answered with an HLS Content-Type or a body starting with
-                #EXTM3U) becomes a package folder: index.m3u8 (a multivariant playlist with relative URIs),
-                package.json, and one folder per rendition with its playlist, segments, maps and keys.
-                It goes to $STREAMKIT_HOME/library/ID (STREAMKIT_HOME defaults to $XDG_DATA_HOME/streamkit,
-                else ~/.local/share/streamkit), where ID is 16 hex digits of SHA-256 over the URL, --variant,
-                --audio, --subs and --decrypt, so the same command resumes the same package; -o DIR puts
-                it in DIR. Files already in place are never fetched again (resuming an unfinished package
-                checks their ETag with a HEAD each; a file changed on the server is fetched again); a
-                partial file continues with If-Range. A live playlist is recorded (reloaded every target
-                duration) until ENDLIST, --live-duration or Ctrl-C, and left as VOD. A segment that still
-                fails after retries fails the download (exit 1, everything kept); with --skip-broken it
+                HLS (a URL ending in .m3u8, or answered with an HLS Content-Type or a body
+                starting with #EXTM3U) becomes a package folder: index.m3u8 (a multivariant
+                playlist with relative URIs), package.json, and one folder per rendition with
+                its playlist, segments, maps and keys. It goes to $STREAMKIT_HOME/library/ID
+                (STREAMKIT_HOME defaults to $XDG_DATA_HOME/streamkit, else
+                ~/.local/share/streamkit), where ID is 16 hex digits of SHA-256 over the URL,
+                --variant, --audio, --subs and --decrypt, so the same command resumes the same
+                package; -o DIR puts it in DIR. Files already in place are never fetched again
+                (resuming an unfinished package checks their ETag with a HEAD each; a file
+                changed on the server is fetched again); a partial file continues with If-Range.
+                A live playlist is recorded (reloaded every target duration) until ENDLIST,
+                --live-duration or Ctrl-C, and left as VOD. A segment that still fails after
+                retries fails the download (exit 1, everything kept); with --skip-broken it
                 becomes a gap (exit 2).
-                Any other URL is downloaded as a file: partial data in FILE.streamkit-partial, its
-                validator in that file's attributes. Ctrl-C stops cleanly and exits 130 (a live recording
-                is finished instead and exits 0). Play a package with `streamkit serve`.
-                Each download is a task of the download queue in $STREAMKIT_HOME (--home): `streamkit queue
-                list` and the served page show it; the same command resumes the same task. A queue that
-                another process holds (queue run) is refused with exit 1.
+                Any other URL is downloaded as a file: partial data in FILE.streamkit-partial,
+                its validator in that file's attributes. Ctrl-C stops cleanly and exits 130 (a
+                live recording is finished instead and exits 0). Play a package with `streamkit
+                serve`.
+                Each download is a task of the download queue in $STREAMKIT_HOME (--home):
+                `streamkit queue list` and the served page show it; the same command resumes the
+                same task. A queue that another process holds (queue run) is refused with exit
+                1.
 
-                USAGE: streamkit download <url> [--output <path>] [--variant <variant>] [--codec <codecs>] [--audio <audio>] [--subs <subs>] [--connections <n>] [--decrypt] [--skip-broken] [--limit-rate <rate>] [--header <header> ...] [--live-duration <seconds>] [--max-segments <count>] [--home <dir>] [--retries <count>] [--json]
+                USAGE: streamkit download <url> [--output <path>] [--variant <variant>]
+                       [--codec <codecs>] [--audio <audio>] [--subs <subs>] [--connections <n>]
+                       [--decrypt] [--skip-broken] [--limit-rate <rate>] [--header <header> ...]
+                       [--live-duration <seconds>] [--max-segments <count>] [--home <dir>]
+                       [--retries <count>] [--json]
 
                 ARGUMENTS:
                   <url>                   The http or https URL to download.
 
                 OPTIONS:
-                  -o, --output <path>     HLS: the package folder. A file: the file to write, or a directory to write it into.
-                  --variant <variant>     HLS variant: best, worst, a bandwidth cap (1500k, 2M) or WxH. (default: best)
-                  --codec <codecs>        HLS: only variants with one of these codecs (comma-separated prefixes: avc1, hvc1, av01).
-                  --audio <audio>         HLS audio renditions: auto (the default one), all, none, a language, name:NAME. (default: auto)
-                  --subs <subs>           HLS subtitles: all, none, a language, name:NAME. (default: all)
-                  -j, --connections <n>   HLS: transfers at once (default 8). A file: range connections (default 1, one request).
-                  --decrypt               Store AES-128 segments decrypted and drop their keys (SAMPLE-AES stays encrypted).
-                  --skip-broken           Mark segments that still fail after retries as gaps and go on (exit code 2).
-                  --limit-rate <rate>     At most this many bytes a second in all, such as 500k or 2M.
+                  -o, --output <path>     HLS: the package folder. A file: the file to write, or
+                                          a directory to write it into.
+                  --variant <variant>     HLS variant: best, worst, a bandwidth cap (1500k, 2M)
+                                          or WxH. (default: best)
+                  --codec <codecs>        HLS: only variants with one of these codecs
+                                          (comma-separated prefixes: avc1, hvc1, av01).
+                  --audio <audio>         HLS audio renditions: auto (the default one), all,
+                                          none, a language, name:NAME. (default: auto)
+                  --subs <subs>           HLS subtitles: all, none, a language, name:NAME.
+                                          (default: all)
+                  -j, --connections <n>   HLS: transfers at once (default 8). A file: range
+                                          connections (default 1, one request).
+                  --decrypt               Store AES-128 segments decrypted and drop their keys
+                                          (SAMPLE-AES stays encrypted).
+                  --skip-broken           Mark segments that still fail after retries as gaps
+                                          and go on (exit code 2).
+                  --limit-rate <rate>     At most this many bytes a second in all, such as 500k
+                                          or 2M.
                   -H, --header <header>   An extra request header, 'Name: value'.
                   --live-duration <seconds>
-                                          Live HLS: stop after recording this many seconds of media.
-                  --max-segments <count>  HLS: refuse media playlists listing more segments than this. (default: 100000)
-                  --home <dir>            StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).
-                  --retries <count>       Failed attempts in a row to retry (each from the byte reached). (default: 4)
-                  --json                  Print progress and the result as JSON lines on standard output.
+                                          Live HLS: stop after recording this many seconds of
+                                          media.
+                  --max-segments <count>  HLS: refuse media playlists listing more segments than
+                                          this. (default: 100000)
+                  --home <dir>            StreamKit's data (default: $STREAMKIT_HOME,
+                                          $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).
+                  --retries <count>       Failed attempts in a row to retry (each from the byte
+                                          reached). (default: 4)
+                  --json                  Print progress and the result as JSON lines on
+                                          standard output.
                   -h, --help              Show help information.
 
                 EXAMPLES:
                   Download an HLS stream (best variant, default audio, all subtitles):
                     streamkit download https://example.com/show/master.m3u8
                   French audio, no subtitles, 720p at most, 16 connections, decrypted:
-                    streamkit download URL --audio fr --subs none --variant 1280x720 -j 16 --decrypt
+                    streamkit download URL --audio fr --subs none --variant 1280x720 -j 16
+                      --decrypt
                   Record 10 minutes of a live stream into a folder:
                     streamkit download URL --live-duration 600 -o show
                   Download a file to a path at most 2 MB a second:

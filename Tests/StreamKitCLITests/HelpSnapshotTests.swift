@@ -44,4 +44,15 @@ import Testing
             try? String(contentsOf: file, encoding: .utf8), "no snapshot \(file.lastPathComponent) for \(path)")
         #expect(help == snapshot, "help of \(path) changed; see HelpSnapshotTests' documentation")
     }
+
+    @Test(arguments: [[]] + commandPaths())
+    func noHelpLineExceeds80ColumnsWhenNotATerminal(_ path: [String]) async {
+        let context = CommandContext.capturing(environment: ["COLUMNS": "200"])
+        #expect(
+            await CommandRunner.run(StreamKitCommand.self, arguments: path + ["--help"], context: context) == .success)
+        #expect(!context.output.isTerminal)
+        for line in context.output.text.split(separator: "\n") {
+            #expect(line.count <= HelpFormatter.defaultWidth, "\(path): \(line)")
+        }
+    }
 }

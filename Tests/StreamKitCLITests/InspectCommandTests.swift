@@ -180,9 +180,10 @@ import Testing
             output == """
                 OVERVIEW: Parse an HLS playlist and summarize it, or print it as JSON.
 
-                Prints the variants and renditions of a multivariant playlist, or the segment count, total
-                duration, encryption, maps and byte ranges of a media playlist. Problems the parser tolerates are
-                listed on standard error as warnings; --strict turns every one into an error.
+                Prints the variants and renditions of a multivariant playlist, or the segment
+                count, total duration, encryption, maps and byte ranges of a media playlist.
+                Problems the parser tolerates are listed on standard error as warnings; --strict
+                turns every one into an error.
 
                 USAGE: streamkit inspect <url-or-file> [--json] [--strict]
 
@@ -190,8 +191,10 @@ import Testing
                   <url-or-file>           The playlist: an http(s) URL or a file (.m3u8).
 
                 OPTIONS:
-                  --json                  Print the parsed playlist as one JSON object on standard output.
-                  --strict                Report every violation of RFC 8216bis and fail if there is any.
+                  --json                  Print the parsed playlist as one JSON object on
+                                          standard output.
+                  --strict                Report every violation of RFC 8216bis and fail if
+                                          there is any.
                   -h, --help              Show help information.
 
                 EXAMPLES:

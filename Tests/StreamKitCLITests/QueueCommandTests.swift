@@ -24,12 +24,14 @@ import Glibc
         #expect(code == .success)
         #expect(
             context.output.text == """
-                OVERVIEW: Keep a persistent download queue: add, list, start, stop, remove, and run it.
+                OVERVIEW: Keep a persistent download queue: add, list, start, stop, remove, and
+                run it.
 
-                The queue lives in $STREAMKIT_HOME (queue.sqlite; downloads in library/ID). `queue run` runs it
-                in the foreground and holds its lock; while it runs, the other queue commands hand their change
-                to it and print its answer. Tasks that were running when a run was killed come back ready and
-                resume without fetching again what was saved.
+                The queue lives in $STREAMKIT_HOME (queue.sqlite; downloads in library/ID).
+                `queue run` runs it in the foreground and holds its lock; while it runs, the
+                other queue commands hand their change to it and print its answer. Tasks that
+                were running when a run was killed come back ready and resume without fetching
+                again what was saved.
 
                 USAGE: streamkit queue <command>
 
@@ -38,11 +40,16 @@ import Glibc
 
                 COMMANDS:
                   add                     Add a task to the queue; prints its id.
-                  list                    List every task: id, state, progress, bytes, speed, title, error.
-                  start                   Queue a stopped or failed task (or all of them) to run.
-                  stop                    Stop a task (or all of them); running ones stop cleanly and keep their bytes.
-                  retry                   Put a failed task back in the queue; it resumes where it stopped.
-                  remove                  Remove a task and delete its files, or every unfinished task.
+                  list                    List every task: id, state, progress, bytes, speed,
+                                          title, error.
+                  start                   Queue a stopped or failed task (or all of them) to
+                                          run.
+                  stop                    Stop a task (or all of them); running ones stop
+                                          cleanly and keep their bytes.
+                  retry                   Put a failed task back in the queue; it resumes where
+                                          it stopped.
+                  remove                  Remove a task and delete its files, or every
+                                          unfinished task.
                   run                     Run the queue in the foreground with live progress.
 
                   See 'streamkit queue help <command>' for help on a command.
@@ -63,19 +70,23 @@ import Glibc
             context.output.text == """
                 OVERVIEW: Run the queue in the foreground with live progress.
 
-                Runs ready tasks in queue order, at most --max-concurrent at once (saved for later runs; default
-                1, at most 16), and performs what other queue commands ask meanwhile. Progress is drawn on a
-                terminal, printed as a line every 2 s otherwise, or as JSON lines with --json. Ctrl-C stops
-                cleanly (running tasks come back ready) and exits 130. With --exit-when-done it exits once
-                nothing is ready or running: 0 when every task succeeded, 1 when one failed.
+                Runs ready tasks in queue order, at most --max-concurrent at once (saved for
+                later runs; default 1, at most 16), and performs what other queue commands ask
+                meanwhile. Progress is drawn on a terminal, printed as a line every 2 s
+                otherwise, or as JSON lines with --json. Ctrl-C stops cleanly (running tasks
+                come back ready) and exits 130. With --exit-when-done it exits once nothing is
+                ready or running: 0 when every task succeeded, 1 when one failed.
 
-                USAGE: streamkit queue run [--max-concurrent <n>] [--exit-when-done] [--limit-rate <rate>] [--home <dir>] [--json]
+                USAGE: streamkit queue run [--max-concurrent <n>] [--exit-when-done]
+                       [--limit-rate <rate>] [--home <dir>] [--json]
 
                 OPTIONS:
                   --max-concurrent <n>    Tasks at once, 1 to 16.
                   --exit-when-done        Exit once nothing is ready or running.
-                  --limit-rate <rate>     At most this many bytes a second for all tasks, such as 500k or 2M.
-                  --home <dir>            StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).
+                  --limit-rate <rate>     At most this many bytes a second for all tasks, such
+                                          as 500k or 2M.
+                  --home <dir>            StreamKit's data (default: $STREAMKIT_HOME,
+                                          $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).
                   --json                  Print events as JSON lines on standard output.
                   -h, --help              Show help information.
 

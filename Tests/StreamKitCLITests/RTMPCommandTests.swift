@@ -44,21 +44,26 @@ import Testing
             output == """
                 OVERVIEW: Record a live RTMP stream to an FLV file.
 
-                The file starts with the stream's metadata and sequence headers, then media from the first
-                keyframe, with timestamps starting at zero. Recording stops after --duration seconds of media,
-                when the server ends the stream, or when no media arrives for --idle-timeout seconds; a
-                dropped connection is reopened once. Ctrl-C stops it with a complete file (exit code 130).
+                The file starts with the stream's metadata and sequence headers, then media from
+                the first keyframe, with timestamps starting at zero. Recording stops after
+                --duration seconds of media, when the server ends the stream, or when no media
+                arrives for --idle-timeout seconds; a dropped connection is reopened once.
+                Ctrl-C stops it with a complete file (exit code 130).
 
-                USAGE: streamkit rtmp record <rtmp-url> --output <out.flv> [--duration <seconds>] [--idle-timeout <seconds>] [--digest-handshake] [--json]
+                USAGE: streamkit rtmp record <rtmp-url> --output <out.flv>
+                       [--duration <seconds>] [--idle-timeout <seconds>] [--digest-handshake]
+                       [--json]
 
                 ARGUMENTS:
-                  <rtmp-url>              The stream: rtmp://host[:port]/app[/instance]/stream[?query].
+                  <rtmp-url>              The stream:
+                                          rtmp://host[:port]/app[/instance]/stream[?query].
 
                 OPTIONS:
                   -o, --output <out.flv>  The FLV file to write.
                   --duration <seconds>    Stop after this many seconds of media.
                   --idle-timeout <seconds>
-                                          Stop when no media arrives for this long. (default: 10.0)
+                                          Stop when no media arrives for this long. (default:
+                                          10.0)
                   --digest-handshake      Use the Flash Player 9 digest handshake.
                   --json                  Print progress and the result as JSON lines.
                   -h, --help              Show help information.
@@ -79,14 +84,17 @@ import Testing
             output == """
                 OVERVIEW: Publish an FLV file to an RTMP server.
 
-                Metadata and sequence headers are sent first. With --realtime, tags are paced by their
-                timestamps, as a live source would send them; without it, as fast as the server reads.
+                Metadata and sequence headers are sent first. With --realtime, tags are paced by
+                their timestamps, as a live source would send them; without it, as fast as the
+                server reads.
 
-                USAGE: streamkit rtmp publish <in.flv> <rtmp-url> [--realtime] [--digest-handshake] [--json]
+                USAGE: streamkit rtmp publish <in.flv> <rtmp-url> [--realtime]
+                       [--digest-handshake] [--json]
 
                 ARGUMENTS:
                   <in.flv>                The FLV file to publish.
-                  <rtmp-url>              Where to publish: rtmp://host[:port]/app[/instance]/stream[?query].
+                  <rtmp-url>              Where to publish:
+                                          rtmp://host[:port]/app[/instance]/stream[?query].
 
                 OPTIONS:
                   --realtime              Send at the pace of the file's timestamps.

@@ -24,27 +24,40 @@ import Darwin
         #expect(code == .success)
         #expect(
             output == """
-                OVERVIEW: Serve the library over HTTP for offline playback, and the caching proxy.
+                OVERVIEW: Serve the library over HTTP for offline playback, and the caching
+                proxy.
 
-                Serves every downloaded item under /library/ID/index.m3u8 and a page listing them at /,
-                on 127.0.0.1 unless --host says otherwise, and the caching proxy: /proxy/file?url=URL and
-                /proxy/hls?url=URL play remote media through the cache ($STREAMKIT_HOME/cache), so that it
-                plays again offline. Prints the base URL and the access token that routes changing state
-                require, then runs until Ctrl-C: the first Ctrl-C (or SIGTERM) finishes the responses in
-                flight and exits 0; a second one stops at once and exits 130.
+                Serves every downloaded item under /library/ID/index.m3u8 and a page listing
+                them at /, on 127.0.0.1 unless --host says otherwise, and the caching proxy:
+                /proxy/file?url=URL and /proxy/hls?url=URL play remote media through the cache
+                ($STREAMKIT_HOME/cache), so that it plays again offline. Prints the base URL and
+                the access token that routes changing state require, then runs until Ctrl-C: the
+                first Ctrl-C (or SIGTERM) finishes the responses in flight and exits 0; a second
+                one stops at once and exits 130.
 
-                USAGE: streamkit serve [--root <dir>] [--home <dir>] [--host <address>] [--port <port>] [--allow-origin <origin> ...] [--host-name <name> ...] [--cache-limit <size>] [--cache-key <mode>]
+                USAGE: streamkit serve [--root <dir>] [--home <dir>] [--host <address>]
+                       [--port <port>] [--allow-origin <origin> ...] [--host-name <name> ...]
+                       [--cache-limit <size>] [--cache-key <mode>]
 
                 OPTIONS:
-                  --root <dir>            The library to serve (default: $STREAMKIT_HOME/library).
-                  --home <dir>            StreamKit's data (default: $STREAMKIT_HOME, $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).
-                  --host <address>        The address to listen on; not loopback: reachable from the network. (default: 127.0.0.1)
-                  --port <port>           The port to listen on; 0 picks a free one. (default: 12345)
+                  --root <dir>            The library to serve (default:
+                                          $STREAMKIT_HOME/library).
+                  --home <dir>            StreamKit's data (default: $STREAMKIT_HOME,
+                                          $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).
+                  --host <address>        The address to listen on; not loopback: reachable from
+                                          the network. (default: 127.0.0.1)
+                  --port <port>           The port to listen on; 0 picks a free one. (default:
+                                          12345)
                   --allow-origin <origin>
-                                          A web origin whose pages may fetch from the server (CORS).
+                                          A web origin whose pages may fetch from the server
+                                          (CORS).
                   --host-name <name>      Another name clients may use for this server in Host.
-                  --cache-limit <size>    The proxy cache's byte cap, such as 500M or 2G, remembered for later commands (default: 1G).
-                  --cache-key <mode>      How cache entries are named, remembered for later commands: url (default), signed (without token, Expires, Signature and the like), or ignore:NAME,NAME (without those query parameters).
+                  --cache-limit <size>    The proxy cache's byte cap, such as 500M or 2G,
+                                          remembered for later commands (default: 1G).
+                  --cache-key <mode>      How cache entries are named, remembered for later
+                                          commands: url (default), signed (without token,
+                                          Expires, Signature and the like), or ignore:NAME,NAME
+                                          (without those query parameters).
                   -h, --help              Show help information.
 
                 EXAMPLES:

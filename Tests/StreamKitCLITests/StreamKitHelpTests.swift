@@ -11,8 +11,9 @@ import Testing
             context.output.text == """
                 OVERVIEW: Take streaming media offline and hand it back to any player.
 
-                StreamKit downloads HLS streams into local packages that play with no network, serves them
-                from 127.0.0.1, caches progressive media as it plays, and records and publishes RTMP.
+                StreamKit downloads HLS streams into local packages that play with no network,
+                serves them from 127.0.0.1, caches progressive media as it plays, and records
+                and publishes RTMP.
 
                 USAGE: streamkit <command>
 
@@ -21,23 +22,32 @@ import Testing
                   -h, --help              Show help information.
 
                 GETTING STARTED:
-                  demo                    Show StreamKit working end to end on this machine, with no network.
+                  demo                    Show StreamKit working end to end on this machine,
+                                          with no network.
 
                 DOWNLOADS:
-                  download                Download an HLS stream into a local package that plays offline, or a file; resumes when run again.
-                  export                  Write a downloaded HLS package as one .ts or .mp4 file.
-                  queue                   Keep a persistent download queue: add, list, start, stop, remove, and run it.
+                  download                Download an HLS stream into a local package that plays
+                                          offline, or a file; resumes when run again.
+                  export                  Write a downloaded HLS package as one .ts or .mp4
+                                          file.
+                  queue                   Keep a persistent download queue: add, list, start,
+                                          stop, remove, and run it.
 
                 PLAYBACK:
-                  serve                   Serve the library over HTTP for offline playback, and the caching proxy.
-                  play                    Play a URL through the caching proxy: seek anywhere, and play it again offline.
-                  cache                   List, preload, pin, remove or clear what the media cache holds.
+                  serve                   Serve the library over HTTP for offline playback, and
+                                          the caching proxy.
+                  play                    Play a URL through the caching proxy: seek anywhere,
+                                          and play it again offline.
+                  cache                   List, preload, pin, remove or clear what the media
+                                          cache holds.
 
                 PLAYLISTS:
-                  inspect                 Parse an HLS playlist and summarize it, or print it as JSON.
+                  inspect                 Parse an HLS playlist and summarize it, or print it as
+                                          JSON.
 
                 LIVE STREAMS:
-                  rtmp                    Record an RTMP stream to FLV, or publish FLV to an RTMP server.
+                  rtmp                    Record an RTMP stream to FLV, or publish FLV to an
+                                          RTMP server.
 
                   See 'streamkit help <command>' for help on a command.
 

@@ -7,8 +7,8 @@ public struct CacheCommand: ParsableCommand {
         commandName: "cache",
         abstract: "List, preload, pin, remove or clear what the media cache holds.",
         discussion: """
-            The cache ($STREAMKIT_HOME/cache) keeps the bytes that played through `streamkit play` and the
-            proxy of `streamkit serve`, so that they play again without the network. It is apart from the
+            The cache ($STREAMKIT_HOME/cache) keeps the bytes that played through `streamkit play` and the \
+            proxy of `streamkit serve`, so that they play again without the network. It is apart from the \
             library: downloads are never in it.
             """,
         examples: [
@@ -31,8 +31,8 @@ public struct CacheListCommand: ParsableCommand {
         commandName: "list",
         abstract: "List the cache's entries, most recently used first.",
         discussion: """
-            Each entry shows the bytes cached, the length, the share cached, whether it is pinned, when it
-            was last used, and its URL. Works while another streamkit process uses the cache (bytes that
+            Each entry shows the bytes cached, the length, the share cached, whether it is pinned, when it \
+            was last used, and its URL. Works while another streamkit process uses the cache (bytes that \
             process has not yet recorded are not counted).
             """,
         examples: [
@@ -40,14 +40,13 @@ public struct CacheListCommand: ParsableCommand {
             .init("As JSON lines", "streamkit cache list --json"),
         ])
 
-    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
-    @Flag(help: "Print one JSON object per entry, then a summary object.")
-    var json = false
+    @OptionGroup var home: HomeOptions
+    @OptionGroup var format = JSONOutputOptions(help: "Print one JSON object per entry, then a summary object.")
 
     public init() {}
 
     public func run(_ context: CommandContext) async throws {
-        let home = StreamKitHome.resolve(override: home, environment: context.environment)
+        let home = home.path(context)
         let directory = StreamKitHome.cache(in: home)
         let entries: [MediaCacheEntry]
         do {
@@ -58,7 +57,7 @@ public struct CacheListCommand: ParsableCommand {
         }
         let limit = CacheAccess.limit(directory: directory, option: nil)
         let cached = entries.reduce(0) { $0 + $1.cachedBytes }
-        if json {
+        if format.json {
             for entry in entries {
                 var fields: [String: JSONValue] = [
                     "event": .string("entry"), "url": .string(entry.url), "key": .string(entry.key),
@@ -123,13 +122,13 @@ public struct CacheRemoveCommand: ParsableCommand {
 
     @Argument(valueName: "url", help: "The URL whose cached bytes to remove.")
     var url: String
-    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
+    @OptionGroup var home: HomeOptions
 
     public init() {}
 
     public func run(_ context: CommandContext) async throws {
         let url = url
-        let removed = try await CacheAccess.using(home: home, context: context) { await $0.remove(url) }
+        let removed = try await CacheAccess.using(home: home.directory, context: context) { await $0.remove(url) }
         guard removed else {
             context.writeError("error: \(url) is not in the cache\n")
             throw ExitCode.failure
@@ -145,12 +144,12 @@ public struct CacheClearCommand: ParsableCommand {
         abstract: "Remove every entry from the cache, pinned ones included.",
         examples: [.init("Empty the cache", "streamkit cache clear")])
 
-    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
+    @OptionGroup var home: HomeOptions
 
     public init() {}
 
     public func run(_ context: CommandContext) async throws {
-        let (count, bytes) = try await CacheAccess.using(home: home, context: context) { cache in
+        let (count, bytes) = try await CacheAccess.using(home: home.directory, context: context) { cache in
             let bytes = cache.usage.total
             return (await cache.removeAll(), bytes)
         }
@@ -166,8 +165,8 @@ public struct CachePreloadCommand: ParsableCommand {
         commandName: "preload",
         abstract: "Cache the start of a URL ahead of playback.",
         discussion: """
-            For a file, caches its first --bytes (all of it by default). For an HLS playlist (.m3u8, or
-            with --seconds), caches the playlists and the first --seconds (10 by default) of the first
+            For a file, caches its first --bytes (all of it by default). For an HLS playlist (.m3u8, or \
+            with --seconds), caches the playlists and the first --seconds (10 by default) of the first \
             variant with its default audio and subtitles. Ctrl-C stops with what was cached kept (exit 130).
             """,
         examples: [
@@ -184,7 +183,7 @@ public struct CachePreloadCommand: ParsableCommand {
     var bytes: ByteSize?
     @Option(valueName: "seconds", help: "How much of an HLS stream to cache (default: 10).")
     var seconds: Double?
-    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
+    @OptionGroup var home: HomeOptions
     @Option(name: "cache-limit", valueName: "size", help: CacheAccess.limitHelp) var cacheLimit: ByteSize?
     @Option(name: "cache-key", valueName: "mode", help: CacheAccess.keyHelp) var cacheKey: CacheKeyMode?
 
@@ -199,7 +198,7 @@ public struct CachePreloadCommand: ParsableCommand {
     }
 
     public func run(_ context: CommandContext) async throws {
-        let home = StreamKitHome.resolve(override: home, environment: context.environment)
+        let home = home.path(context)
         let cache = try CacheAccess.open(home: home, limit: cacheLimit, keys: cacheKey, context: context)
         let url = url
         let isPlaylist = seconds != nil || ProxyPaths.looksLikePlaylist(url)

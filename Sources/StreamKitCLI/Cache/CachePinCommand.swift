@@ -7,14 +7,14 @@ public struct CachePinCommand: ParsableCommand {
         commandName: "pin",
         abstract: "Keep one URL's cached bytes: never evicted, and outside the cap (until unpinned).",
         discussion: """
-            A URL not cached yet is pinned too: whatever of it is cached later is kept. `cache clear`
+            A URL not cached yet is pinned too: whatever of it is cached later is kept. `cache clear` \
             and `cache rm` still remove pinned entries.
             """,
         examples: [.init("Keep a file", "streamkit cache pin https://example.com/talk.mp4")])
 
     @Argument(valueName: "url", help: "The http or https URL to keep.")
     var url: String
-    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
+    @OptionGroup var home: HomeOptions
 
     public init() {}
 
@@ -27,7 +27,7 @@ public struct CachePinCommand: ParsableCommand {
     public func run(_ context: CommandContext) async throws {
         let url = url
         do {
-            try await CacheAccess.using(home: home, context: context) { try $0.pin(url) }
+            try await CacheAccess.using(home: home.directory, context: context) { try $0.pin(url) }
         } catch let error as MediaCacheError {
             context.writeError("error: cannot pin \(url): \(error)\n")
             throw ExitCode.failure
@@ -45,13 +45,13 @@ public struct CacheUnpinCommand: ParsableCommand {
 
     @Argument(valueName: "url", help: "The pinned URL.")
     var url: String
-    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
+    @OptionGroup var home: HomeOptions
 
     public init() {}
 
     public func run(_ context: CommandContext) async throws {
         let url = url
-        let unpinned = try await CacheAccess.using(home: home, context: context) { $0.unpin(url) }
+        let unpinned = try await CacheAccess.using(home: home.directory, context: context) { $0.unpin(url) }
         guard unpinned else {
             context.writeError("error: \(url) is not pinned\n")
             throw ExitCode.failure

@@ -7,13 +7,13 @@ struct ExportCommand: ParsableCommand {
         commandName: "export",
         abstract: "Write a downloaded HLS package as one .ts or .mp4 file.",
         discussion: """
-            Concatenates the package's main rendition, one segment at a time (AES-128 segments are
-            decrypted on the way, gaps left out); fragmented MP4 becomes the init section followed by
-            every fragment. Needs no ffmpeg when the output's container is the segments' own (.ts for
-            transport stream segments, .mp4 for fragmented MP4). Remuxing (.mp4 from transport stream
-            segments, .ts from fragmented MP4) and adding alternative audio renditions call ffmpeg
-            when it is installed (stream copy, no re-encoding); without it, those renditions are left
-            out with a warning. Subtitles are not exported. The package is found by its id in the
+            Concatenates the package's main rendition, one segment at a time (AES-128 segments are \
+            decrypted on the way, gaps left out); fragmented MP4 becomes the init section followed by \
+            every fragment. Needs no ffmpeg when the output's container is the segments' own (.ts for \
+            transport stream segments, .mp4 for fragmented MP4). Remuxing (.mp4 from transport stream \
+            segments, .ts from fragmented MP4) and adding alternative audio renditions call ffmpeg \
+            when it is installed (stream copy, no re-encoding); without it, those renditions are left \
+            out with a warning. Subtitles are not exported. The package is found by its id in the \
             library ($STREAMKIT_HOME/library/ID) or by its folder.
             """,
         examples: [
@@ -25,8 +25,8 @@ struct ExportCommand: ParsableCommand {
     @Argument(valueName: "package", help: "The package id in the library, or the package folder.")
     var package: String
     @Argument(valueName: "output", help: "The file to write: .ts or .mp4.") var output: String
-    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
-    @Flag(help: "Print progress and the result as JSON lines on standard output.") var json = false
+    @OptionGroup var home: HomeOptions
+    @OptionGroup var format = JSONOutputOptions(help: "Print progress and the result as JSON lines on standard output.")
 
     init() {}
 
@@ -50,7 +50,7 @@ struct ExportCommand: ParsableCommand {
         let wanted: SegmentContainer = output.lowercased().hasSuffix(".mp4") ? .fragmentedMP4 : .transportStream
         let container = PackageExporter.container(of: source.main, in: source)
         let ffmpeg = ExternalTool.find("ffmpeg", environment: context.environment)
-        let printer = ProgressPrinter(context: context, json: json)
+        let printer = ProgressPrinter(context: context, json: format.json)
         let started = ContinuousClock.now
         func progress(_ label: String) -> (PackageExportProgress) -> Void {
             { value in
@@ -127,7 +127,7 @@ struct ExportCommand: ParsableCommand {
         {
             return URL(fileURLWithPath: expanded, isDirectory: true)
         }
-        let library = StreamKitHome.library(in: StreamKitHome.resolve(override: home, environment: context.environment))
+        let library = StreamKitHome.library(in: home.path(context))
         return URL(fileURLWithPath: library, isDirectory: true).appendingPathComponent(package, isDirectory: true)
     }
 

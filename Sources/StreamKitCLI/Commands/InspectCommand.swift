@@ -7,8 +7,8 @@ public struct InspectCommand: ParsableCommand {
         commandName: "inspect",
         abstract: "Parse an HLS playlist and summarize it, or print it as JSON.",
         discussion: """
-            Prints the variants and renditions of a multivariant playlist, or the segment count, total
-            duration, encryption, maps and byte ranges of a media playlist. Problems the parser tolerates are
+            Prints the variants and renditions of a multivariant playlist, or the segment count, total \
+            duration, encryption, maps and byte ranges of a media playlist. Problems the parser tolerates are \
             listed on standard error as warnings; --strict turns every one into an error.
             """,
         examples: [
@@ -20,7 +20,8 @@ public struct InspectCommand: ParsableCommand {
         group: "Playlists")
 
     @Argument(valueName: "url-or-file", help: "The playlist: an http(s) URL or a file (.m3u8).") var source: String
-    @Flag(help: "Print the parsed playlist as one JSON object on standard output.") var json = false
+    @OptionGroup var format = JSONOutputOptions(
+        help: "Print the parsed playlist as one JSON object on standard output.")
     @Flag(help: "Report every violation of RFC 8216bis and fail if there is any.") var strict = false
 
     public init() {}
@@ -43,7 +44,7 @@ public struct InspectCommand: ParsableCommand {
             }
             throw ExitCode.failure
         }
-        if json {
+        if format.json {
             context.write(try InspectReport(file: source, parsed: parsed, baseURL: loaded.url).jsonLine())
         } else {
             for warning in parsed.warnings {

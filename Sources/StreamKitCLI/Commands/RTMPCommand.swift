@@ -28,9 +28,9 @@ public struct RTMPRecordCommand: ParsableCommand {
         commandName: "record",
         abstract: "Record a live RTMP stream to an FLV file.",
         discussion: """
-            The file starts with the stream's metadata and sequence headers, then media from the first
-            keyframe, with timestamps starting at zero. Recording stops after --duration seconds of media,
-            when the server ends the stream, or when no media arrives for --idle-timeout seconds; a
+            The file starts with the stream's metadata and sequence headers, then media from the first \
+            keyframe, with timestamps starting at zero. Recording stops after --duration seconds of media, \
+            when the server ends the stream, or when no media arrives for --idle-timeout seconds; a \
             dropped connection is reopened once. Ctrl-C stops it with a complete file (exit code 130).
             """,
         examples: [
@@ -48,8 +48,7 @@ public struct RTMPRecordCommand: ParsableCommand {
     var idleTimeout: Double = 10
     @Flag(help: "Use the Flash Player 9 digest handshake.")
     var digestHandshake = false
-    @Flag(help: "Print progress and the result as JSON lines.")
-    var json = false
+    @OptionGroup var format = JSONOutputOptions(help: "Print progress and the result as JSON lines.")
 
     public init() {}
 
@@ -72,7 +71,7 @@ public struct RTMPRecordCommand: ParsableCommand {
             duration: duration.map { .milliseconds(Int64(($0 * 1_000).rounded())) },
             idleTimeout: .milliseconds(Int64((idleTimeout * 1_000).rounded())), connection: connection)
         let recorder = RTMPRecorder(url: rtmpURL, options: options)
-        let reporter = ProgressPrinter(context: context, json: json)
+        let reporter = ProgressPrinter(context: context, json: format.json)
         let output = output
         let summary: RTMPRecorder.Summary
         do {
@@ -118,7 +117,7 @@ public struct RTMPPublishCommand: ParsableCommand {
         commandName: "publish",
         abstract: "Publish an FLV file to an RTMP server.",
         discussion: """
-            Metadata and sequence headers are sent first. With --realtime, tags are paced by their
+            Metadata and sequence headers are sent first. With --realtime, tags are paced by their \
             timestamps, as a live source would send them; without it, as fast as the server reads.
             """,
         examples: [
@@ -135,8 +134,7 @@ public struct RTMPPublishCommand: ParsableCommand {
     var realtime = false
     @Flag(help: "Use the Flash Player 9 digest handshake.")
     var digestHandshake = false
-    @Flag(help: "Print progress and the result as JSON lines.")
-    var json = false
+    @OptionGroup var format = JSONOutputOptions(help: "Print progress and the result as JSON lines.")
 
     public init() {}
 
@@ -154,7 +152,7 @@ public struct RTMPPublishCommand: ParsableCommand {
         connection.client.handshake = digestHandshake ? .digest : .plain
         let publisher = RTMPPublisher(
             url: rtmpURL, options: RTMPPublisher.Options(realtime: realtime, connection: connection))
-        let reporter = ProgressPrinter(context: context, json: json)
+        let reporter = ProgressPrinter(context: context, json: format.json)
         let started = ContinuousClock.now
         let input = input
         let progress: RTMPPublisher.Progress

@@ -5,6 +5,9 @@ struct ArgumentDefinition: Sendable {
     var kind: Kind
     /// The property name, which is also the decoding key.
     var key: String = ""
+    /// The property's place in the command: its key after the keys of the option groups holding
+    /// it (`selection.variant`), unique in the command.
+    var id: String = ""
     /// `--long` name without dashes; derived from the property name when not given.
     var longName: String?
     var shortName: Character?
@@ -14,6 +17,8 @@ struct ArgumentDefinition: Sendable {
     var isRepeating: Bool
     var defaultDescription: String?
     var valueDescription: String
+    /// Left out of this command by the option group declaring it: neither parsed nor shown.
+    var isOmitted = false
 
     /// The name used in messages: `--limit-rate` for options, `<source>` for positionals.
     var displayName: String {
@@ -54,8 +59,7 @@ struct ArgumentValueFailure: Error {
 /// Parses words into `Value`, reporting the argument by name.
 func parseValue<Value: ExpressibleByArgument>(_ word: String, for definition: ArgumentDefinition) throws -> Value {
     guard let value = Value(argument: word) else {
-        throw ArgumentValueFailure(
-            message: "invalid value '\(word)' for \(definition.displayName): expected \(Value.valueDescription)")
+        throw ArgumentValueFailure(message: Value.invalidValueMessage(word, for: definition.displayName))
     }
     return value
 }

@@ -42,30 +42,38 @@ public struct CommandConfiguration: Sendable {
     }
 }
 
-/// A command: its configuration, its arguments as property wrappers, `validate()` and `run()`.
+/// Arguments that parse together: a command's, or an option group's (see ``OptionGroup``).
 ///
-/// Arguments are declared with ``Argument``, ``Option`` and ``Flag``; the parser reads their
-/// declarations from a default instance and fills them in by decoding, so a command type is
+/// Arguments are declared with ``Argument``, ``Option``, ``Flag`` and ``OptionGroup``; the parser
+/// reads their declarations from a default instance and fills them in by decoding, so the type is
 /// `Decodable` with a synthesized conformance and a no-argument `init()`.
-public protocol ParsableCommand: Decodable, SendableMetatype {
-    /// The name, abstract, examples and subcommands.
-    static var configuration: CommandConfiguration { get }
-
+public protocol ParsableArguments: Decodable, SendableMetatype {
     /// An instance holding only argument declarations (and their defaults).
     init()
 
-    /// Checks the parsed values; throw ``ValidationError`` naming the bad argument.
+    /// Checks the parsed values; throw ``ValidationError`` naming the bad argument. An option
+    /// group's runs before the command's.
     mutating func validate() throws
+}
+
+extension ParsableArguments {
+    public mutating func validate() throws {}
+}
+
+/// A command: its configuration, its arguments as property wrappers, `validate()` and `run()`.
+public protocol ParsableCommand: ParsableArguments {
+    /// The name, abstract, examples and subcommands.
+    static var configuration: CommandConfiguration { get }
 
     /// Does the job. Throw ``ExitCode`` to end with a status other than 0.
     func run(_ context: CommandContext) async throws
 }
 
 extension ParsableCommand {
-    public mutating func validate() throws {}
-
     /// A command with subcommands and nothing of its own prints its help.
     public func run(_ context: CommandContext) async throws {
-        context.write(HelpFormatter.help(for: Self.self, path: [Self.configuration.commandName]))
+        context.write(
+            HelpFormatter.help(
+                for: Self.self, path: [Self.configuration.commandName], width: HelpFormatter.width(for: context)))
     }
 }

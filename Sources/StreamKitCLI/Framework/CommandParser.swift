@@ -1,37 +1,39 @@
 /// Turns the words after a command's name into a filled-in command value.
 enum CommandParser {
-    /// The arguments a command type declares, in declaration order.
+    /// The arguments a command type declares, in declaration order, option groups' in place.
     static func definitions(of type: any ParsableCommand.Type) -> [ArgumentDefinition] {
-        prototypeDeclarations(of: type).map(\.definition)
+        declarations(in: type.init()).map(\.definition).filter { !$0.isOmitted }
     }
 
-    /// Parses `words` into a command of type `type`, then validates it.
+    /// Parses `words` into a command of type `type`, then validates its option groups and it.
     ///
     /// - Throws: ``UsageError`` naming the bad argument; whatever `validate()` throws.
     static func parse(
         _ type: any ParsableCommand.Type, words: [String], path: [String]
     ) throws -> any ParsableCommand {
-        let declarations = prototypeDeclarations(of: type)
-        let assigned = try assign(words, to: declarations.map(\.definition), path: path)
-        var values: [String: ArgumentValueDecoder] = [:]
-        for declaration in declarations {
-            values[declaration.definition.key] = ArgumentValueDecoder(
-                prototype: declaration.wrapper, definition: declaration.definition,
-                words: assigned[declaration.definition.key] ?? [])
-        }
+        let prototype = type.init()
+        let definitions = declarations(in: prototype).map(\.definition).filter { !$0.isOmitted }
+        let assigned = try assign(words, to: definitions, path: path)
         var command: any ParsableCommand
         do {
-            command = try type.init(from: CommandDecoder(values: values))
+            command = try type.init(from: decoder(for: prototype, path: [], assigned: assigned))
         } catch let failure as ArgumentValueFailure {
             throw UsageError(failure.message, commandPath: path)
         }
-        for definition in declarations.map(\.definition) where definition.isRequired && assigned[definition.key] == nil
-        {
+        for definition in definitions where definition.isRequired && assigned[definition.id] == nil {
             let what = definition.kind == .positional ? "argument" : "option"
             throw UsageError("missing \(what) \(definition.displayName)", commandPath: path)
         }
+        try validateGroups(in: command)
         try command.validate()
         return command
+    }
+
+    /// Runs the `validate()` of the option groups `arguments` holds.
+    static func validateGroups(in arguments: any ParsableArguments) throws {
+        for child in Mirror(reflecting: arguments).children {
+            if let group = child.value as? any ArgumentGroupDeclaration { try group.validateGroup() }
+        }
     }
 
     // MARK: Private
@@ -41,13 +43,47 @@ enum CommandParser {
         var wrapper: any ArgumentDeclaration
     }
 
-    private static func prototypeDeclarations(of type: any ParsableCommand.Type) -> [Declaration] {
-        Mirror(reflecting: type.init()).children.compactMap { child in
-            guard let label = child.label, let wrapper = child.value as? any ArgumentDeclaration else { return nil }
+    /// The property key of a wrapper's storage (`_jobs` → `jobs`).
+    private static func key(_ label: String) -> String {
+        label.hasPrefix("_") ? String(label.dropFirst()) : label
+    }
+
+    /// Every argument `arguments` declares, its option groups' in place, with keys and ids set.
+    private static func declarations(in arguments: any ParsableArguments, path: [String] = []) -> [Declaration] {
+        Mirror(reflecting: arguments).children.flatMap { child -> [Declaration] in
+            guard let label = child.label else { return [] }
+            if let group = child.value as? any ArgumentGroupDeclaration {
+                return declarations(in: group.prototype, path: path + [key(label)])
+            }
+            guard let wrapper = child.value as? any ArgumentDeclaration else { return [] }
             var definition = wrapper.definition
-            definition.key = label.hasPrefix("_") ? String(label.dropFirst()) : label
-            return Declaration(definition: definition, wrapper: wrapper)
+            definition.key = key(label)
+            definition.id = (path + [definition.key]).joined(separator: ".")
+            return [Declaration(definition: definition, wrapper: wrapper)]
         }
+    }
+
+    /// A decoder handing each wrapper of `arguments` its prototype and words, and each option
+    /// group a decoder of its own.
+    private static func decoder(
+        for arguments: any ParsableArguments, path: [String], assigned: [String: [String]]
+    ) -> CommandDecoder {
+        var values: [String: any Decoder] = [:]
+        for child in Mirror(reflecting: arguments).children {
+            guard let label = child.label else { continue }
+            let key = key(label)
+            if let group = child.value as? any ArgumentGroupDeclaration {
+                values[key] = ArgumentGroupDecoder(
+                    members: decoder(for: group.prototype, path: path + [key], assigned: assigned))
+            } else if let wrapper = child.value as? any ArgumentDeclaration {
+                var definition = wrapper.definition
+                definition.key = key
+                definition.id = (path + [key]).joined(separator: ".")
+                values[key] = ArgumentValueDecoder(
+                    prototype: wrapper, definition: definition, words: assigned[definition.id] ?? [])
+            }
+        }
+        return CommandDecoder(values: values)
     }
 
     /// Matches words to declared arguments: options by name, positionals by order.
@@ -90,12 +126,27 @@ enum CommandParser {
             guard let definition else {
                 throw UsageError("unknown option '\(word)'", commandPath: path)
             }
+            if !word.hasPrefix("--"), definition.kind == .flag, let inlineValue, !word.dropFirst(2).hasPrefix("=") {
+                // `-vq` is `-v -q`: short flags combine; an option taking a value does not.
+                for short in inlineValue {
+                    guard let flag = named({ $0.shortName == short }) else {
+                        throw UsageError("unknown option '-\(short)' in '\(word)'", commandPath: path)
+                    }
+                    guard flag.kind == .flag else {
+                        throw UsageError(
+                            "\(flag.displayName) takes a value; give it apart from '\(word)'", commandPath: path)
+                    }
+                    assigned[flag.id, default: []].append("true")
+                }
+                assigned[definition.id, default: []].append("true")
+                continue
+            }
             switch definition.kind {
             case .flag:
                 if inlineValue != nil {
                     throw UsageError("\(definition.displayName) takes no value", commandPath: path)
                 }
-                assigned[definition.key, default: []].append("true")
+                assigned[definition.id, default: []].append("true")
             case .option:
                 let value: String
                 if let inlineValue {
@@ -106,10 +157,10 @@ enum CommandParser {
                 } else {
                     throw UsageError("missing value for \(definition.displayName)", commandPath: path)
                 }
-                if !definition.isRepeating, assigned[definition.key] != nil {
+                if !definition.isRepeating, assigned[definition.id] != nil {
                     throw UsageError("\(definition.displayName) given more than once", commandPath: path)
                 }
-                assigned[definition.key, default: []].append(value)
+                assigned[definition.id, default: []].append(value)
             case .positional:
                 preconditionFailure("named() never returns a positional")
             }
@@ -117,10 +168,10 @@ enum CommandParser {
         var remaining = positionals[...]
         for definition in definitions where definition.kind == .positional {
             if definition.isRepeating {
-                if !remaining.isEmpty { assigned[definition.key] = Array(remaining) }
+                if !remaining.isEmpty { assigned[definition.id] = Array(remaining) }
                 remaining = []
             } else if let word = remaining.popFirst() {
-                assigned[definition.key] = [word]
+                assigned[definition.id] = [word]
             }
         }
         if let extra = remaining.first {
@@ -134,9 +185,9 @@ enum CommandParser {
     }
 }
 
-/// Decodes a command type whose stored properties are all argument wrappers.
-private struct CommandDecoder: Decoder {
-    let values: [String: ArgumentValueDecoder]
+/// Decodes a command or option group type whose stored properties are all argument wrappers.
+struct CommandDecoder: Decoder {
+    let values: [String: any Decoder]
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -152,7 +203,7 @@ private struct CommandDecoder: Decoder {
 
 /// Hands each property its wrapper's prototype and words; rejects properties that are not arguments.
 private struct CommandContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let values: [String: ArgumentValueDecoder]
+    let values: [String: any Decoder]
     var codingPath: [any CodingKey] { [] }
     var allKeys: [Key] { values.keys.compactMap { Key(stringValue: $0) } }
 
@@ -206,7 +257,24 @@ struct ArgumentValueDecoder: Decoder {
     }
 }
 
+/// The decoder an ``OptionGroup`` sees: a decoder for its group type's members.
+struct ArgumentGroupDecoder: Decoder {
+    let members: CommandDecoder
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        throw notAnArgument("keyed container")
+    }
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw notAnArgument("unkeyed container") }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        throw notAnArgument("single value container")
+    }
+}
+
 private func notAnArgument(_ name: String) -> DecodingError {
     DecodingError.dataCorrupted(
-        .init(codingPath: [], debugDescription: "'\(name)' is not declared with @Argument, @Option or @Flag"))
+        .init(
+            codingPath: [], debugDescription: "'\(name)' is not declared with @Argument, @Option, @Flag or @OptionGroup"
+        ))
 }

@@ -30,7 +30,7 @@ public enum CommandRunner {
                 path.append(word)
                 words = words.dropFirst()
             }
-            context.write(HelpFormatter.help(for: type, path: path))
+            context.write(HelpFormatter.help(for: type, path: path, width: HelpFormatter.width(for: context)))
             return .success
         }
 
@@ -44,7 +44,7 @@ public enum CommandRunner {
 
         let optionWords = words.prefix { $0 != "--" }
         if optionWords.contains("--help") || optionWords.contains("-h") {
-            context.write(HelpFormatter.help(for: type, path: path))
+            context.write(HelpFormatter.help(for: type, path: path, width: HelpFormatter.width(for: context)))
             return .success
         }
         if let version = type.configuration.version, optionWords.contains("--version") {

@@ -1,13 +1,25 @@
-/// A type that can be read from one command-line word.
+/// A type that can be read from one command-line word: options and arguments of this type are
+/// parsed once, in the type, and a word it rejects is a usage error (exit code 64).
 public protocol ExpressibleByArgument {
     /// Parses `argument`, or returns `nil` when it is not a valid value.
     init?(argument: String)
-    /// What help says the value may be, such as `an integer` or `best|worst`.
+    /// What the value may be, such as `an integer` or `one of best, worst`.
     static var valueDescription: String { get }
+    /// How help shows this value as a default: `(default: best)`.
+    var defaultValueDescription: String { get }
+    /// The usage error for `argument`, which `init(argument:)` rejected, given for `name`
+    /// (`--variant`, `<url>`).
+    static func invalidValueMessage(_ argument: String, for name: String) -> String
 }
 
 extension ExpressibleByArgument {
     public static var valueDescription: String { "a value" }
+
+    public var defaultValueDescription: String { "\(self)" }
+
+    public static func invalidValueMessage(_ argument: String, for name: String) -> String {
+        "invalid value '\(argument)' for \(name): expected \(valueDescription)"
+    }
 }
 
 extension String: ExpressibleByArgument {

@@ -1,18 +1,33 @@
-/// Builds the text of `--help`: overview, usage, arguments, options, subcommands, examples.
-enum HelpFormatter {
-    private static let nameColumn = 26
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-    static func help(for type: any ParsableCommand.Type, path: [String]) -> String {
+/// Builds the text of `--help`: overview, usage, arguments, options, subcommands, examples,
+/// wrapped to a width with descriptions hanging in their column.
+package enum HelpFormatter {
+    private static let nameColumn = 26
+    /// The width of help when standard output is not a terminal.
+    package static let defaultWidth = 80
+
+    /// The width to wrap help to: the terminal's when standard output is one, else 80 columns.
+    static func width(for context: CommandContext) -> Int {
+        guard context.output.isTerminal else { return defaultWidth }
+        return TerminalWidth.columns(of: [STDOUT_FILENO], environment: context.environment)
+    }
+
+    static func help(for type: any ParsableCommand.Type, path: [String], width: Int) -> String {
         let configuration = type.configuration
         let definitions = CommandParser.definitions(of: type)
-        var text = "OVERVIEW: \(configuration.abstract)\n\n"
-        if !configuration.discussion.isEmpty { text += configuration.discussion + "\n\n" }
-        text += "USAGE: \(usage(for: type, path: path))\n"
+        var text = wrap(configuration.abstract, width: width, prefix: "OVERVIEW: ") + "\n\n"
+        if !configuration.discussion.isEmpty { text += wrap(configuration.discussion, width: width) + "\n\n" }
+        text += wrap(words: usageParts(for: type, path: path), width: width, prefix: "USAGE: ", indent: 7) + "\n"
 
         let positionals = definitions.filter { $0.kind == .positional }
         if !positionals.isEmpty {
             text += "\nARGUMENTS:\n"
-            for definition in positionals { text += row(definition.displayName, describe(definition)) }
+            for definition in positionals { text += row(definition.displayName, describe(definition), width: width) }
         }
 
         text += "\nOPTIONS:\n"
@@ -20,10 +35,10 @@ enum HelpFormatter {
             var name = definition.shortName.map { "-\($0), " } ?? ""
             name += definition.displayName
             if definition.kind == .option { name += " <\(definition.resolvedValueName)>" }
-            text += row(name, describe(definition))
+            text += row(name, describe(definition), width: width)
         }
-        if configuration.version != nil { text += row("--version", "Show the version.") }
-        text += row("-h, --help", "Show help information.")
+        if configuration.version != nil { text += row("--version", "Show the version.", width: width) }
+        text += row("-h, --help", "Show help information.", width: width)
 
         if !configuration.subcommands.isEmpty {
             var groups: [(String, [any ParsableCommand.Type])] = []
@@ -37,21 +52,59 @@ enum HelpFormatter {
             }
             for (group, members) in groups {
                 text += "\n\(group.uppercased()):\n"
-                for member in members { text += row(member.configuration.commandName, member.configuration.abstract) }
+                for member in members {
+                    text += row(member.configuration.commandName, member.configuration.abstract, width: width)
+                }
             }
-            text += "\n  See '\(path.joined(separator: " ")) help <command>' for help on a command.\n"
+            let hint = "See '\(path.joined(separator: " ")) help <command>' for help on a command."
+            text += "\n" + wrap(hint, width: width, prefix: "  ", indent: 2) + "\n"
         }
 
         if !configuration.examples.isEmpty {
             text += "\nEXAMPLES:\n"
             for example in configuration.examples {
-                text += "  \(example.summary):\n    \(example.commandLine)\n"
+                text += wrap(example.summary + ":", width: width, prefix: "  ", indent: 4) + "\n"
+                text += wrap(example.commandLine, width: width, prefix: "    ", indent: 6) + "\n"
             }
         }
         return text
     }
 
+    /// The usage line: the command path, then each argument (optional ones in brackets).
     static func usage(for type: any ParsableCommand.Type, path: [String]) -> String {
+        usageParts(for: type, path: path).joined(separator: " ")
+    }
+
+    /// `text` in lines of at most `width` columns, broken at spaces: the first line starts with
+    /// `prefix`, the others with `indent` spaces. Line breaks in `text` are kept; a word wider than
+    /// the room has a line to itself. No newline at the end.
+    package static func wrap(_ text: String, width: Int, prefix: String = "", indent: Int = 0) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().map { index, line in
+            wrap(
+                words: line.split(separator: " ").map(String.init), width: width,
+                prefix: index == 0 ? prefix : String(repeating: " ", count: indent), indent: indent)
+        }.joined(separator: "\n")
+    }
+
+    /// `words` joined by spaces in lines of at most `width` columns, as ``wrap(_:width:prefix:indent:)``.
+    package static func wrap(words: [String], width: Int, prefix: String = "", indent: Int = 0) -> String {
+        var lines: [String] = []
+        var line = prefix
+        var lineHasWord = false
+        for word in words {
+            if lineHasWord && line.count + 1 + word.count > width {
+                lines.append(line)
+                line = String(repeating: " ", count: indent) + word
+            } else {
+                line += (lineHasWord ? " " : "") + word
+            }
+            lineHasWord = true
+        }
+        lines.append(line)
+        return lines.joined(separator: "\n")
+    }
+
+    private static func usageParts(for type: any ParsableCommand.Type, path: [String]) -> [String] {
         var parts = [path.joined(separator: " ")]
         if !type.configuration.subcommands.isEmpty { parts.append("<command>") }
         for definition in CommandParser.definitions(of: type) {
@@ -67,7 +120,7 @@ enum HelpFormatter {
             }
             parts.append(definition.isRequired ? part : "[\(part)]")
         }
-        return parts.joined(separator: " ")
+        return parts
     }
 
     private static func describe(_ definition: ArgumentDefinition) -> String {
@@ -78,10 +131,16 @@ enum HelpFormatter {
         return text
     }
 
-    private static func row(_ name: String, _ description: String) -> String {
+    /// A name and its description, which hangs in the description column (below the name when
+    /// the name reaches into that column).
+    private static func row(_ name: String, _ description: String, width: Int) -> String {
         let indent = String(repeating: " ", count: nameColumn)
         let label = "  " + name
-        if label.count + 1 >= nameColumn { return label + "\n" + indent + description + "\n" }
-        return label + String(repeating: " ", count: nameColumn - label.count) + description + "\n"
+        let room = max(width, nameColumn + 20)
+        if label.count + 1 >= nameColumn {
+            return label + "\n" + wrap(description, width: room, prefix: indent, indent: nameColumn) + "\n"
+        }
+        let prefix = label + String(repeating: " ", count: nameColumn - label.count)
+        return wrap(description, width: room, prefix: prefix, indent: nameColumn) + "\n"
     }
 }

@@ -207,13 +207,6 @@ public final class ProgressDisplay: Sendable {
 
     /// The terminal's width: `TIOCGWINSZ` on standard error or output, else `$COLUMNS`, else 80.
     private func terminalColumns() -> Int {
-        var size = winsize()
-        for descriptor in [STDERR_FILENO, STDOUT_FILENO] where ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0 {
-            if size.ws_col > 0 { return Int(size.ws_col) }
-        }
-        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 {
-            return columns
-        }
-        return 80
+        TerminalWidth.columns(of: [STDERR_FILENO, STDOUT_FILENO], environment: ProcessInfo.processInfo.environment)
     }
 }

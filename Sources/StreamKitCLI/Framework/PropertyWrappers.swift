@@ -49,7 +49,8 @@ extension Option where Value: ExpressibleByArgument {
     ) {
         definition = ArgumentDefinition(
             kind: .option, longName: long, shortName: short, help: help, valueName: valueName, isRequired: false,
-            isRepeating: false, defaultDescription: "\(wrappedValue)", valueDescription: Value.valueDescription)
+            isRepeating: false, defaultDescription: wrappedValue.defaultValueDescription,
+            valueDescription: Value.valueDescription)
         parse = { words, definition in try words.last.map { try parseValue($0, for: definition) } }
         storage = wrappedValue
     }
@@ -94,7 +95,24 @@ extension Option {
     }
 }
 
-/// A named switch with no value: `--json`.
+extension Option {
+    /// The same declaration with other help, for a command that words a shared option its own way.
+    func withHelp(_ help: String) -> Self {
+        var option = self
+        option.definition.help = help
+        return option
+    }
+
+    /// This declaration left out of the command: neither parsed nor shown in help, it keeps its
+    /// default. For an ``OptionGroup`` member that one of the commands sharing the group lacks.
+    func omitted() -> Self {
+        var option = self
+        option.definition.isOmitted = true
+        return option
+    }
+}
+
+/// A named switch with no value: `--json`; short ones combine, `-vq` being `-v -q`.
 @propertyWrapper
 public struct Flag: Decodable, ArgumentDeclaration {
     var definition: ArgumentDefinition
@@ -113,6 +131,13 @@ public struct Flag: Decodable, ArgumentDeclaration {
         self = try decodeWrapper(Self.self, from: decoder) { wrapper, words in
             if !words.isEmpty { wrapper.wrappedValue = true }
         }
+    }
+
+    /// The same declaration with other help, for a command that words a shared flag its own way.
+    func withHelp(_ help: String) -> Self {
+        var flag = self
+        flag.definition.help = help
+        return flag
     }
 }
 
@@ -152,7 +177,7 @@ extension Argument where Value: ExpressibleByArgument {
     public init(wrappedValue: Value, valueName: String? = nil, help: String) {
         definition = ArgumentDefinition(
             kind: .positional, help: help, valueName: valueName, isRequired: false, isRepeating: false,
-            defaultDescription: "\(wrappedValue)", valueDescription: Value.valueDescription)
+            defaultDescription: wrappedValue.defaultValueDescription, valueDescription: Value.valueDescription)
         parse = { words, definition in try words.last.map { try parseValue($0, for: definition) } }
         storage = wrappedValue
     }

@@ -15,11 +15,11 @@ struct PlayCommand: ParsableCommand {
         commandName: "play",
         abstract: "Play a URL through the caching proxy: seek anywhere, and play it again offline.",
         discussion: """
-            Starts the caching proxy on 127.0.0.1 and opens the URL's local address in a player: --player,
-            else the first of mpv, ffplay and vlc that is installed. Everything the player reads is kept in
-            the cache ($STREAMKIT_HOME/cache), so what played once plays again without the network. HLS
-            playlists (.m3u8) go through /proxy/hls, which routes their segments, keys and maps through
-            the cache too. With --player none, or no player installed, it prints the local URL and serves
+            Starts the caching proxy on 127.0.0.1 and opens the URL's local address in a player: --player, \
+            else the first of mpv, ffplay and vlc that is installed. Everything the player reads is kept in \
+            the cache ($STREAMKIT_HOME/cache), so what played once plays again without the network. HLS \
+            playlists (.m3u8) go through /proxy/hls, which routes their segments, keys and maps through \
+            the cache too. With --player none, or no player installed, it prints the local URL and serves \
             until Ctrl-C (exit 0). When the player exits, so does play.
             """,
         examples: [
@@ -49,7 +49,7 @@ struct PlayCommand: ParsableCommand {
     @Option(
         valueName: "player", help: "mpv, ffplay, vlc, or none to print the local URL (default: the first installed).")
     var player: PlayerChoice?
-    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
+    @OptionGroup var home: HomeOptions
     @Option(name: "cache-limit", valueName: "size", help: CacheAccess.limitHelp) var cacheLimit: ByteSize?
     @Option(name: "cache-key", valueName: "mode", help: CacheAccess.keyHelp) var cacheKey: CacheKeyMode?
     @Option(help: "The port to listen on; 0 picks a free one.") var port = 0
@@ -66,7 +66,7 @@ struct PlayCommand: ParsableCommand {
     }
 
     func run(_ context: CommandContext) async throws {
-        let home = StreamKitHome.resolve(override: home, environment: context.environment)
+        let home = home.path(context)
         // The player, before anything starts: a missing one is reported at once.
         let executable: (choice: PlayerChoice, path: String)?
         switch player {

@@ -15,11 +15,11 @@ struct ServeCommand: ParsableCommand {
         commandName: "serve",
         abstract: "Serve the library over HTTP for offline playback, and the caching proxy.",
         discussion: """
-            Serves every downloaded item under /library/ID/index.m3u8 and a page listing them at /,
-            on 127.0.0.1 unless --host says otherwise, and the caching proxy: /proxy/file?url=URL and
-            /proxy/hls?url=URL play remote media through the cache ($STREAMKIT_HOME/cache), so that it
-            plays again offline. Prints the base URL and the access token that routes changing state
-            require, then runs until Ctrl-C: the first Ctrl-C (or SIGTERM) finishes the responses in
+            Serves every downloaded item under /library/ID/index.m3u8 and a page listing them at /, \
+            on 127.0.0.1 unless --host says otherwise, and the caching proxy: /proxy/file?url=URL and \
+            /proxy/hls?url=URL play remote media through the cache ($STREAMKIT_HOME/cache), so that it \
+            plays again offline. Prints the base URL and the access token that routes changing state \
+            require, then runs until Ctrl-C: the first Ctrl-C (or SIGTERM) finishes the responses in \
             flight and exits 0; a second one stops at once and exits 130.
             """,
         examples: [
@@ -30,7 +30,7 @@ struct ServeCommand: ParsableCommand {
 
     @Option(valueName: "dir", help: "The library to serve (default: $STREAMKIT_HOME/library).")
     var root: String?
-    @Option(valueName: "dir", help: StreamKitHome.optionHelp) var home: String?
+    @OptionGroup var home: HomeOptions
     @Option(valueName: "address", help: "The address to listen on; not loopback: reachable from the network.")
     var host = "127.0.0.1"
     @Option(help: "The port to listen on; 0 picks a free one.") var port = 12345
@@ -66,7 +66,7 @@ struct ServeCommand: ParsableCommand {
     }
 
     func run(_ context: CommandContext) async throws {
-        let homePath = StreamKitHome.resolve(override: home, environment: context.environment)
+        let homePath = home.path(context)
         let libraryRoot: String
         if let root {
             libraryRoot = root

@@ -1,0 +1,41 @@
+import Foundation
+import StreamKitCore
+import StreamKitDownloads
+import StreamKitHLS
+import StreamKitHTTP
+import StreamKitHTTPClient
+
+/// `download` of an HLS stream into a package, in the library or in `-o DIR`.
+extension DownloadCommand {
+    func runHLS(
+        _ context: CommandContext, client: HTTPClient, headers: HTTPHeaders, retry: HTTPClientRetryPolicy,
+        queue: DownloadManager
+    ) async throws {
+        let hlsSelection = selection.hlsSelection
+        let id = HLSDownloadJob.packageID(source: url, selection: hlsSelection, decrypt: decrypt)
+        let inLibrary = output == nil
+        let directory: URL
+        if let output {
+            let expanded = output.hasPrefix("~/") ? (context.environment["HOME"] ?? "~") + output.dropFirst(1) : output
+            directory = URL(fileURLWithPath: expanded, isDirectory: true)
+        } else {
+            let library = StreamKitHome.library(in: home.path(context))
+            directory = URL(fileURLWithPath: library, isDirectory: true).appendingPathComponent(id, isDirectory: true)
+        }
+        let options = HLSDownloadOptions(
+            connections: selection.connections ?? 8, decrypt: decrypt, skipBroken: skipBroken, headers: headers,
+            liveDuration: liveDuration.map { .milliseconds(Int64(($0 * 1000).rounded())) },
+            maximumSegments: maxSegments, retry: retry)
+        let job = HLSDownloadJob(source: url, selection: hlsSelection, options: options, packageDirectory: directory)
+        // In the library the task's folder is the package id's (the manager's own place for it);
+        // -o DIR is a place of the user's.
+        let task = try await begin(
+            DownloadRequest(
+                url: url, kind: .hls, selection: hlsSelection, decrypt: decrypt,
+                connections: selection.connections ?? 8,
+                headers: headers, location: inLibrary ? nil : directory.standardizedFileURL.path),
+            queue: queue, client: client, context: context)
+        try await HLSDownloadRun(context: context, json: format.json, inLibrary: inLibrary).run(
+            job, client: client, task: task)
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import StreamKitCore
+import StreamKitDownloads
+
+/// What the queue commands share: where the queue is, and sending it a change.
+enum QueueAccess {
+    static func directory(_ home: HomeOptions, _ context: CommandContext) -> URL {
+        URL(fileURLWithPath: home.path(context), isDirectory: true)
+    }
+
+    /// Performs `command` on the queue: directly when no `queue run` holds it, else through it.
+    static func perform(
+        _ command: DownloadQueueCommand, home: HomeOptions, context: CommandContext
+    ) async throws
+        -> DownloadQueueAnswer
+    {
+        let directory = directory(home, context)
+        do {
+            let manager = try await DownloadManager(
+                configuration: DownloadManagerConfiguration(directory: directory, runsTasks: false))
+            let answer = await manager.perform(command)
+            await manager.close()
+            return answer
+        } catch  where error.kind == .directoryLocked {
+            return try await DownloadQueueRemote.send(command, directory: directory)
+        }
+    }
+
+    /// Prints the answer's tasks, or its error (exit 1).
+    static func report(_ answer: DownloadQueueAnswer, json: Bool, context: CommandContext) throws {
+        if let error = answer.error {
+            context.writeError("error: \(error)\n")
+            throw ExitCode.failure
+        }
+        if json {
+            for task in answer.tasks { context.write(jsonLine(task)) }
+            for id in answer.removed { context.write("{\"removed\":\"\(id)\"}\n") }
+        } else {
+            for task in answer.tasks { context.write("\(task.id)  \(task.state)  \(task.title)\n") }
+            for id in answer.removed { context.write("removed \(id)\n") }
+        }
+    }
+
+    static func jsonLine(_ task: DownloadTaskInfo) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return ((try? encoder.encode(task)).map { String(decoding: $0, as: UTF8.self) } ?? "{}") + "\n"
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import StreamKitCore
+import StreamKitDownloads
+import StreamKitHLS
+import StreamKitHTTP
+import StreamKitHTTPClient
+
+/// `streamkit queue add URL [--title T] [download options]`.
+struct QueueAddCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Add a task to the queue; prints its id.",
+        discussion: """
+            An HLS URL (.m3u8, or answered as a playlist) becomes a package; anything else a file fetched \
+            over -j range connections. The task waits stopped unless --start is given; the same URL and \
+            selection cannot be queued twice.
+            """,
+        examples: [
+            .init(
+                "Queue a stream with French audio",
+                "streamkit queue add https://example.com/show/master.m3u8 --audio fr --title Show"),
+            .init("Queue a file and start it", "streamkit queue add https://example.com/talk.mp4 --start"),
+        ])
+
+    @Argument(valueName: "url", help: "The http or https URL.") var url: String
+    @Option(valueName: "title", help: "A title for lists (default: the URL's file name).") var title: String?
+    @Option(valueName: "kind", help: "auto, hls or file.") var kind = Kind.auto
+    @OptionGroup var selection = SelectionOptions(
+        audioHelp: "HLS audio renditions: auto, all, none, a language, name:NAME.",
+        connectionsHelp: "Range connections (file, default 4) or transfers (HLS, default 8).",
+        offersCodecFilter: false)
+    @Flag(help: "Store AES-128 segments decrypted.") var decrypt = false
+    @Option(valueName: "type", help: "video or audio.") var type = DownloadFileType.video
+    @Option(valueName: "url", help: "A cover image URL.") var thumbnail: String?
+    @OptionGroup var headers: HeaderOptions
+    @Flag(help: "Start the task at once (queue it ready).") var start = false
+    @OptionGroup var home: HomeOptions
+    @OptionGroup var format = JSONOutputOptions(help: "Print the task as a JSON line.")
+
+    /// `--kind`: what the URL is, or `auto` to ask the server.
+    enum Kind: String, CaseIterable, ExpressibleByArgument {
+        case auto, hls, file
+
+        static func invalidValueMessage(_ argument: String, for name: String) -> String {
+            "\(name) must be auto, hls or file, got '\(argument)'"
+        }
+    }
+
+    init() {}
+
+    mutating func validate() throws {
+        let scheme = url.prefix(while: { $0 != ":" }).lowercased()
+        guard scheme == "http" || scheme == "https", URLComponents(string: url)?.host?.isEmpty == false else {
+            throw ValidationError("<url> must be an http or https URL, got '\(url)'")
+        }
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let requestHeaders = headers.httpHeaders
+        var resolvedKind = DownloadKind(rawValue: kind.rawValue)
+        if resolvedKind == nil {
+            let client = try HTTPClient(configuration: HTTPClientConfiguration(environment: context.environment))
+            resolvedKind =
+                await SourceProbe.isHLS(url, client: client, headers: requestHeaders, retry: .default) ? .hls : .file
+            await client.shutdown()
+        }
+        let request = DownloadRequest(
+            url: url, kind: resolvedKind ?? .file,
+            selection: selection.hlsSelection, decrypt: decrypt, fileType: type, title: title,
+            thumbnailURL: thumbnail, connections: selection.connections, headers: requestHeaders)
+        let answer = try await QueueAccess.perform(
+            .add(request, autoStart: start), home: home, context: context)
+        if let error = answer.error {
+            context.writeError("error: \(error)\n")
+            throw ExitCode.failure
+        }
+        for task in answer.tasks { context.write(format.json ? QueueAccess.jsonLine(task) : task.id + "\n") }
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import StreamKitCore
+import StreamKitDownloads
+
+/// `streamkit queue list [--json]`.
+struct QueueListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List every task: id, state, progress, bytes, speed, title, error.",
+        examples: [.init("Every task as JSON lines", "streamkit queue list --json")])
+
+    @OptionGroup var home: HomeOptions
+    @OptionGroup var format = JSONOutputOptions(help: "Print one JSON object per task.")
+
+    init() {}
+
+    func run(_ context: CommandContext) async throws {
+        let tasks: [DownloadTaskInfo]
+        do {
+            tasks = try DownloadQueueRemote.tasks(directory: QueueAccess.directory(home, context))
+        } catch {
+            context.writeError("error: \(error)\n")
+            throw ExitCode.failure
+        }
+        if format.json {
+            for task in tasks { context.write(QueueAccess.jsonLine(task)) }
+            return
+        }
+        if tasks.isEmpty {
+            context.write("The queue is empty.\n")
+            return
+        }
+        context.write("ID                STATE      DONE     BYTES                 SPEED       TITLE\n")
+        for task in tasks {
+            let percent = String(format: "%5.1f%%", task.progress * 100)
+            let bytes =
+                ByteCountText.format(Double(task.bytesDone)) + " / "
+                + (task.bytesExpected.map { ByteCountText.format(Double($0)) } ?? "?")
+            let speed = task.state == .running ? ByteCountText.format(task.bytesPerSecond) + "/s" : "-"
+            var line = task.id + "  " + task.state.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0) + "  "
+            line += percent + "  " + bytes.padding(toLength: 20, withPad: " ", startingAt: 0) + "  "
+            line += speed.padding(toLength: 10, withPad: " ", startingAt: 0) + "  " + task.title + "\n"
+            if let error = task.lastError { line += "    error: \(error)\n" }
+            context.write(line)
+        }
+    }
+}
