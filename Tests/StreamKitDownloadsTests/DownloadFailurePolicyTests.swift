@@ -131,6 +131,15 @@ struct DownloadFailurePolicyTests {
         #expect(DownloadFailure(error, taskCancelled: false) == .permanent(expected))
     }
 
+    /// The package's own writes (renames, opens, positional writes, records) keep the `errno` of
+    /// the call that failed, so a full disk during an HLS download is `diskFull` too.
+    @Test(arguments: [(ENOSPC, DownloadManagerError.Kind.diskFull), (EDQUOT, .diskFull), (EACCES, .transfer)])
+    func packageWritesKeepTheirErrno(code: Int32, expected: DownloadManagerError.Kind) {
+        let error = HLSDownloadError(writeFailed: SystemError(code: code, operation: "pwrite"), path: "0.ts")
+        #expect(error.kind == .writeFailed && error.errno == code && error.path == "0.ts")
+        #expect(DownloadFailure(error, taskCancelled: false) == .permanent(expected))
+    }
+
     /// A downloaded byte that could not be written: `diskFull` by `errno`, else `fileSystem`.
     @Test(arguments: [
         (ENOSPC, DownloadManagerError.Kind.diskFull), (EDQUOT, .diskFull), (EACCES, .fileSystem),

@@ -158,7 +158,8 @@ extension HLSDownloadEngine {
             let failure = error as? HTTPClientError ?? HTTPClientError(.transportFailure, detail: "\(error)")
             if failure.kind == .cancelled || Task.isCancelled { throw .cancelled }
             if failure.kind == .fileWriteFailed {
-                throw HLSDownloadError(.writeFailed, url: file.url, path: file.path, detail: "\(failure)")
+                throw HLSDownloadError(
+                    .writeFailed, url: file.url, path: file.path, detail: "\(failure)", underlying: failure)
             }
             throw HLSDownloadError(
                 .fileFailed, url: failure.url ?? file.url, path: file.path, detail: failure.description,

@@ -1,3 +1,4 @@
+import StreamKitCore
 import StreamKitHTTP
 import StreamKitHTTPClient
 
@@ -53,11 +54,29 @@ public struct HLSDownloadError: Error, Hashable, Sendable, CustomStringConvertib
     public let detail: String
     /// The client's error, when a request failed.
     public let underlying: HTTPClientError?
+    /// For `writeFailed`: the `errno` of the system call that failed (so that a full disk is told
+    /// from other failures by its code, never by the message's text).
+    package let errno: Int32?
 
     /// Creates an error of `kind` with its context.
     public init(
         _ kind: Kind, url: String? = nil, status: HTTPStatus? = nil, path: String? = nil, detail: String = "",
         underlying: HTTPClientError? = nil
+    ) {
+        self.init(
+            kind, url: url, status: status, path: path, detail: detail, underlying: underlying,
+            errno: underlying?.errno)
+    }
+
+    /// Writing a package file failed with `failure`; its `errno` is kept.
+    package init(writeFailed failure: SystemError, url: String? = nil, path: String? = nil) {
+        self.init(
+            .writeFailed, url: url, status: nil, path: path, detail: "\(failure)", underlying: nil, errno: failure.code)
+    }
+
+    private init(
+        _ kind: Kind, url: String?, status: HTTPStatus?, path: String?, detail: String, underlying: HTTPClientError?,
+        errno: Int32?
     ) {
         self.kind = kind
         self.url = url
@@ -65,6 +84,7 @@ public struct HLSDownloadError: Error, Hashable, Sendable, CustomStringConvertib
         self.path = path
         self.detail = detail
         self.underlying = underlying
+        self.errno = errno
     }
 
     /// A cancelled download.

@@ -24,7 +24,7 @@ enum PackageFiles {
 
     static func rename(_ source: String, to destination: String) throws(HLSDownloadError) {
         guard systemRename(source, destination) == 0 else {
-            throw HLSDownloadError(.writeFailed, detail: "\(SystemError.current("rename", subject: destination))")
+            throw HLSDownloadError(writeFailed: SystemError.current("rename", subject: destination))
         }
     }
 
@@ -40,7 +40,7 @@ enum PackageFiles {
     static func openForWriting(_ path: String) throws(HLSDownloadError) -> Int32 {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw HLSDownloadError(.writeFailed, detail: "\(SystemError.current("open", subject: path))")
+            throw HLSDownloadError(writeFailed: SystemError.current("open", subject: path))
         }
         return descriptor
     }
@@ -52,13 +52,13 @@ enum PackageFiles {
     ) throws(HLSDownloadError) {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else {
-            throw HLSDownloadError(.writeFailed, detail: "\(SystemError.current("open", subject: source))")
+            throw HLSDownloadError(writeFailed: SystemError.current("open", subject: source))
         }
         defer { close(input) }
         let temporary = destination + PackageLayout.clearSuffix
         let output = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard output >= 0 else {
-            throw HLSDownloadError(.writeFailed, detail: "\(SystemError.current("open", subject: temporary))")
+            throw HLSDownloadError(writeFailed: SystemError.current("open", subject: temporary))
         }
         var decryptor: AES128CBC.Decryptor
         do {
@@ -74,7 +74,7 @@ enum PackageFiles {
                 let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
                 if count < 0 {
                     if errno == EINTR { continue }
-                    throw HLSDownloadError(.writeFailed, detail: "\(SystemError.current("read", subject: source))")
+                    throw HLSDownloadError(writeFailed: SystemError.current("read", subject: source))
                 }
                 if count == 0 { break }
                 let clear = decryptor.update(buffer[0..<count])

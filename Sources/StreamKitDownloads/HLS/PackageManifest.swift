@@ -153,7 +153,7 @@ enum PackageStore {
         do {
             try AtomicFile.write(data, to: url.path, temporarySuffix: PackageLayout.temporarySuffix)
         } catch {
-            throw HLSDownloadError(.writeFailed, path: url.lastPathComponent, detail: "\(error)")
+            throw HLSDownloadError(writeFailed: error, path: url.lastPathComponent)
         }
     }
 

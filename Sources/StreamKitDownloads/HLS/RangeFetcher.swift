@@ -185,6 +185,6 @@ struct RangeFetcher {
             }
             return nil
         }
-        if let failure { throw HLSDownloadError(.writeFailed, detail: "\(failure)") }
+        if let failure { throw HLSDownloadError(writeFailed: failure) }
     }
 }

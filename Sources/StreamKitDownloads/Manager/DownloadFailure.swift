@@ -44,7 +44,7 @@ enum DownloadFailure: Hashable, Sendable {
         if taskCancelled || error.kind == .cancelled {
             self = .cancelled
         } else if Self.permanentHLSKinds.contains(error.kind) {
-            let diskFull = error.kind == .writeFailed && Self.isDiskFull(errno: error.underlying?.errno)
+            let diskFull = error.kind == .writeFailed && Self.isDiskFull(errno: error.errno)
             self = .permanent(diskFull ? .diskFull : .transfer)
         } else {
             self = .transient

@@ -50,8 +50,7 @@ extension PlainHTTPTransfer {
                 return moved
             }
             let failure = SystemError.current("splice", subject: "descriptor \(sink.descriptor)")
-            throw HTTPClientError(
-                .fileWriteFailed, url: request.url, byteOffset: Int64(offset), detail: "\(failure)")
+            throw HTTPClientError.fileWriteFailed(failure, url: request.url, byteOffset: Int64(offset))
         }
         splicedTotal += moved
         return moved
