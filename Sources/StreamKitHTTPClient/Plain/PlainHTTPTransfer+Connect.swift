@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Foundation
 import Glibc
+import StreamKitCore
 import StreamKitHTTP
 
 // Connections: a kept one or a fresh one, and the request head sent on it.
@@ -30,37 +31,32 @@ extension PlainHTTPTransfer {
 
     private func connect() throws -> Int32 {
         let origin = target.origin
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = AI_NUMERICSERV
-        var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(origin.host, String(origin.port), &hints, &list)
-        guard status == 0, let list else {
+        let addresses: [ResolvedAddress]
+        do throws(ResolveError) {
+            // PlainHTTPTarget takes ports 1...65535 only.
+            addresses = try ResolvedAddress.resolve(host: origin.host, port: UInt16(clamping: origin.port))
+        } catch {
             throw HTTPClientError(
                 .couldNotResolveHost, url: request.url,
-                detail: "could not resolve host \(origin.host): \(String(cString: gai_strerror(status)))")
+                detail: "could not resolve host \(origin.host): \(error.message)")
         }
-        defer { freeaddrinfo(list) }
-        let deadline = earliest(.now + timeouts.connect, totalDeadline) ?? .now + timeouts.connect
-        var failure = ECONNREFUSED
-        var entry: UnsafeMutablePointer<addrinfo>? = list
-        while let address = entry {
-            entry = address.pointee.ai_next
-            // An address that does not answer within a second gives way to the next one (an
-            // IPv6 route that drops packets, say); the last one has what is left.
-            let attemptDeadline = entry == nil ? deadline : min(deadline, .now + .seconds(1))
-            let socket = Glibc.socket(
-                address.pointee.ai_family,
-                Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard socket >= 0 else {
-                failure = errno
+        // Each address but the last gets a second at most, so that one that drops packets (an
+        // IPv6 route that goes nowhere) gives way to the next.
+        var attempts = ConnectAttempts(
+            addresses: addresses, deadline: earliest(.now + timeouts.connect, totalDeadline) ?? .now + timeouts.connect)
+        while let attempt = attempts.next(now: .now) {
+            let socket: Int32
+            let connected: Bool
+            do {
+                (socket, connected) = try attempt.address.startConnecting()
+            } catch {
+                attempts.failed(error.code)
                 continue
             }
-            if Glibc.connect(socket, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 || errno == EINPROGRESS {
+            if !connected {
                 let outcome: WaitResult
                 do {
-                    outcome = try wait(for: socket, events: Int16(POLLOUT), until: attemptDeadline)
+                    outcome = try wait(for: socket, events: Int16(POLLOUT), until: attempt.deadline)
                 } catch let error as HTTPClientError where error.kind == .totalTimeout {
                     // Not connected yet: a connect timeout, as libcurl reports it.
                     close(socket)
@@ -69,37 +65,30 @@ extension PlainHTTPTransfer {
                     close(socket)
                     throw error
                 }
-                switch outcome {
-                case .ready:
-                    var error: Int32 = 0
-                    var length = socklen_t(MemoryLayout<Int32>.size)
-                    getsockopt(socket, SOL_SOCKET, SO_ERROR, &error, &length)
-                    if error == 0 {
-                        var one: Int32 = 1
-                        let size = socklen_t(MemoryLayout<Int32>.size)
-                        setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, size)
-                        setsockopt(socket, SOL_SOCKET, SO_KEEPALIVE, &one, size)  // as libcurl's
-                        return socket
-                    }
-                    failure = error
-                case .timedOut:
+                if outcome == .timedOut {
                     close(socket)
-                    if entry != nil, ContinuousClock.now < deadline {
-                        failure = ETIMEDOUT
-                        continue
-                    }
-                    throw connectTimeout()
-                case .woken:
-                    break  // not returned while a socket is waited for
+                    guard attempts.movesOnAfterTimeout(of: attempt, now: .now) else { throw connectTimeout() }
+                    attempts.failed(ETIMEDOUT)
+                    continue
                 }
-            } else {
-                failure = errno
+                let error = ResolvedAddress.pendingError(of: socket)
+                guard outcome == .ready, error == 0 else {
+                    if error != 0 { attempts.failed(error) }
+                    close(socket)
+                    continue
+                }
             }
-            close(socket)
+            var one: Int32 = 1
+            let size = socklen_t(MemoryLayout<Int32>.size)
+            setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, size)
+            setsockopt(socket, SOL_SOCKET, SO_KEEPALIVE, &one, size)  // as libcurl's
+            return socket
         }
         throw HTTPClientError(
             .connectFailed, url: request.url,
-            detail: "failed to connect to \(origin.host) port \(origin.port): \(String(cString: strerror(failure)))")
+            detail:
+                "failed to connect to \(origin.host) port \(origin.port): \(String(cString: strerror(attempts.lastError)))"
+        )
     }
 
     private func connectTimeout() -> HTTPClientError {
