@@ -49,12 +49,14 @@ let package = Package(
         // Not a library: declarations of epoll, eventfd, accept4 and openat2, which Glibc's module map leaves out.
         .systemLibrary(name: "CStreamKitLinux"),
 
-        // Bytes, ranges, crypto, SQLite, atomic files, logging: what every other module shares.
+        // Bytes, ranges, crypto, SQLite, atomic files, logging, the event poller and the connect
+        // routine: what every other module shares.
         .target(
             name: "StreamKitCore",
             dependencies: [
                 .target(name: "CStreamKitOpenSSL", condition: linuxOnly),
                 .target(name: "CStreamKitSQLite", condition: linuxOnly),
+                .target(name: "CStreamKitLinux", condition: linuxOnly),
             ],
             swiftSettings: strictSettings),
         // HTTP's vocabulary: methods, statuses, headers, dates, entity tags, ranges, file regions.
@@ -81,10 +83,7 @@ let package = Package(
         .target(name: "StreamKitFLV", dependencies: ["StreamKitCore", "StreamKitAMF"], swiftSettings: strictSettings),
         .target(
             name: "StreamKitRTMP",
-            dependencies: [
-                "StreamKitCore", "StreamKitAMF", "StreamKitFLV",
-                .target(name: "CStreamKitLinux", condition: linuxOnly),
-            ],
+            dependencies: ["StreamKitCore", "StreamKitAMF", "StreamKitFLV"],
             swiftSettings: strictSettings),
         // The byte-range media cache: sparse data files, an SQLite index of cached spans, read-through, eviction.
         .target(

@@ -1,5 +1,3 @@
-import StreamKitCore
-
 #if canImport(Glibc)
 import CStreamKitLinux
 import Glibc
@@ -7,30 +5,50 @@ import Glibc
 import Darwin
 #endif
 
-/// One readiness event from the poller.
-struct ServerPollEvent: Sendable {
-    /// What was registered: a connection id, ``ServerPoller/listenerToken`` or ``ServerPoller/wakeToken``.
-    var token: UInt64
-    var readable: Bool
-    var writable: Bool
+/// One readiness event from an ``EventPoller``.
+package struct PollEvent: Sendable {
+    /// What the descriptor was registered with, or ``EventPoller/wakeToken``.
+    package var token: UInt64
+    package var readable: Bool
+    package var writable: Bool
     /// The peer shut down its sending side (or the connection failed): reading will end.
-    var hangUp: Bool
+    package var hangUp: Bool
     /// The connection is gone both ways (reset, or an error): nothing more can be written.
-    var failed: Bool
+    package var failed: Bool
 }
 
-/// Readiness notification for one event loop: epoll on Linux, kqueue on Darwin, side by side.
+/// The one readiness mechanism of the process's own event loops: epoll on Linux, kqueue on
+/// Darwin, with a wake-up any thread may send. The HTTP server's loops and RTMP's socket reactor
+/// each run their loop on one; what they watch and how they react is theirs.
 ///
-/// Connections are registered once, edge-triggered for reading and writing, and never modified:
-/// the owner reads until `EAGAIN` and writes until `EAGAIN`, and remembers what it still owes.
-/// The listening socket is level-triggered. ``wake()`` may be called from any thread; the other
-/// methods belong to the loop's thread.
-final class ServerPoller: @unchecked Sendable {
-    // Safe to share: only `wake()` is called from other threads, and it touches an immutable
-    // descriptor with a single system call.
+/// ``wake()`` may be called from any thread; the other methods belong to the loop's thread
+/// (``add(_:token:interest:trigger:)`` and ``remove(_:)`` too may be called from others: the
+/// kernel serialises them).
+package final class EventPoller: @unchecked Sendable {
+    // Safe to share: the descriptors are immutable, `wake()` is one system call, and `events` is
+    // touched by `wait` alone, which only the loop's thread calls.
 
-    static let listenerToken = UInt64.max - 1
-    static let wakeToken = UInt64.max
+    /// The token of the poller's own wake-up.
+    package static let wakeToken = UInt64.max
+
+    /// The directions to watch.
+    package struct Interest: OptionSet, Sendable {
+        package let rawValue: Int
+        package init(rawValue: Int) { self.rawValue = rawValue }
+        /// Readable, or the peer hung up.
+        package static let read = Interest(rawValue: 1)
+        package static let write = Interest(rawValue: 2)
+    }
+
+    /// When an event is reported.
+    package enum Trigger: Sendable {
+        /// As long as the descriptor is ready (a listening socket).
+        case level
+        /// Once each time it becomes ready; the owner reads and writes until `EAGAIN`.
+        case edge
+        /// Once, then not again until the interest is set anew.
+        case oneShot
+    }
 
     private let descriptor: Int32
     #if canImport(Glibc)
@@ -40,10 +58,10 @@ final class ServerPoller: @unchecked Sendable {
     private var events: [kevent]
     #endif
 
-    init(capacity: Int = 256) throws {
+    package init(capacity: Int = 256) throws(SystemError) {
         #if canImport(Glibc)
         descriptor = epoll_create1(Int32(EPOLL_CLOEXEC))
-        guard descriptor >= 0 else { throw SystemError.current("epoll_create1") }
+        guard descriptor >= 0 else { throw .current("epoll_create1") }
         wakeDescriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         guard wakeDescriptor >= 0 else {
             let error = SystemError.current("eventfd")
@@ -62,7 +80,7 @@ final class ServerPoller: @unchecked Sendable {
         }
         #elseif canImport(Darwin)
         descriptor = kqueue()
-        guard descriptor >= 0 else { throw SystemError.current("kqueue") }
+        guard descriptor >= 0 else { throw .current("kqueue") }
         events = Array(repeating: kevent(), count: capacity)
         var change = kevent(
             ident: 0, filter: Int16(EVFILT_USER), flags: UInt16(EV_ADD | EV_CLEAR), fflags: 0, data: 0,
@@ -82,63 +100,64 @@ final class ServerPoller: @unchecked Sendable {
         close(descriptor)
     }
 
-    /// Watches a connection for reading, writing and hang-up, edge-triggered.
-    func addConnection(_ socket: Int32, token: UInt64) throws {
+    /// Watches `socket` for `interest`, reporting it with `token`; for a socket already watched,
+    /// replaces what is watched (how a one-shot registration is armed again).
+    package func add(_ socket: Int32, token: UInt64, interest: Interest, trigger: Trigger) throws(SystemError) {
         #if canImport(Glibc)
         var event = epoll_event()
-        event.events = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
+        if interest.contains(.read) { event.events |= EPOLLIN.rawValue | EPOLLRDHUP.rawValue }
+        if interest.contains(.write) { event.events |= EPOLLOUT.rawValue }
+        switch trigger {
+        case .level: break
+        case .edge: event.events |= EPOLLET.rawValue
+        case .oneShot: event.events |= EPOLLONESHOT.rawValue
+        }
         event.data.u64 = token
-        guard epoll_ctl(descriptor, EPOLL_CTL_ADD, socket, &event) == 0 else {
-            throw SystemError.current("epoll_ctl", subject: "connection \(token)")
+        if epoll_ctl(descriptor, EPOLL_CTL_ADD, socket, &event) == 0 { return }
+        guard errno == EEXIST, epoll_ctl(descriptor, EPOLL_CTL_MOD, socket, &event) == 0 else {
+            throw .current("epoll_ctl", subject: "descriptor \(socket)")
         }
         #elseif canImport(Darwin)
-        var changes = [
-            kevent(
-                ident: UInt(socket), filter: Int16(EVFILT_READ), flags: UInt16(EV_ADD | EV_CLEAR), fflags: 0, data: 0,
-                udata: Self.udata(token)),
-            kevent(
-                ident: UInt(socket), filter: Int16(EVFILT_WRITE), flags: UInt16(EV_ADD | EV_CLEAR), fflags: 0, data: 0,
-                udata: Self.udata(token)),
-        ]
-        guard kevent(descriptor, &changes, 2, nil, 0, nil) == 0 else {
-            throw SystemError.current("kevent", subject: "connection \(token)")
+        var flags = UInt16(EV_ADD)
+        switch trigger {
+        case .level: break
+        case .edge: flags |= UInt16(EV_CLEAR)
+        case .oneShot: flags |= UInt16(EV_ONESHOT)
+        }
+        var changes: [kevent] = []
+        if interest.contains(.read) {
+            changes.append(
+                kevent(
+                    ident: UInt(socket), filter: Int16(EVFILT_READ), flags: flags, fflags: 0, data: 0,
+                    udata: Self.udata(token)))
+        }
+        if interest.contains(.write) {
+            changes.append(
+                kevent(
+                    ident: UInt(socket), filter: Int16(EVFILT_WRITE), flags: flags, fflags: 0, data: 0,
+                    udata: Self.udata(token)))
+        }
+        guard kevent(descriptor, &changes, Int32(changes.count), nil, 0, nil) == 0 else {
+            throw .current("kevent", subject: "descriptor \(socket)")
         }
         #endif
     }
 
-    /// Watches the listening socket for incoming connections, level-triggered.
-    func addListener(_ socket: Int32) throws {
-        #if canImport(Glibc)
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue
-        event.data.u64 = Self.listenerToken
-        guard epoll_ctl(descriptor, EPOLL_CTL_ADD, socket, &event) == 0 else {
-            throw SystemError.current("epoll_ctl", subject: "listener")
-        }
-        #elseif canImport(Darwin)
-        var change = kevent(
-            ident: UInt(socket), filter: Int16(EVFILT_READ), flags: UInt16(EV_ADD), fflags: 0, data: 0,
-            udata: Self.udata(Self.listenerToken))
-        guard kevent(descriptor, &change, 1, nil, 0, nil) == 0 else {
-            throw SystemError.current("kevent", subject: "listener")
-        }
-        #endif
-    }
-
-    /// Stops watching the listening socket (before it is closed).
-    func removeListener(_ socket: Int32) {
+    /// Stops watching `socket` (before it is closed).
+    package func remove(_ socket: Int32) {
         #if canImport(Glibc)
         var event = epoll_event()
         _ = epoll_ctl(descriptor, EPOLL_CTL_DEL, socket, &event)
         #elseif canImport(Darwin)
-        var change = kevent(
-            ident: UInt(socket), filter: Int16(EVFILT_READ), flags: UInt16(EV_DELETE), fflags: 0, data: 0, udata: nil)
-        _ = kevent(descriptor, &change, 1, nil, 0, nil)
+        var changes = [Int16(EVFILT_READ), Int16(EVFILT_WRITE)].map {
+            kevent(ident: UInt(socket), filter: $0, flags: UInt16(EV_DELETE), fflags: 0, data: 0, udata: nil)
+        }
+        _ = kevent(descriptor, &changes, 2, nil, 0, nil)
         #endif
     }
 
     /// Makes a waiting ``wait(timeoutMilliseconds:_:)`` return. Any thread.
-    func wake() {
+    package func wake() {
         #if canImport(Glibc)
         var one: UInt64 = 1
         _ = write(wakeDescriptor, &one, 8)
@@ -151,7 +170,7 @@ final class ServerPoller: @unchecked Sendable {
     }
 
     /// Clears a wake-up after it was delivered.
-    func consumeWake() {
+    package func consumeWake() {
         #if canImport(Glibc)
         var value: UInt64 = 0
         _ = read(wakeDescriptor, &value, 8)
@@ -159,7 +178,7 @@ final class ServerPoller: @unchecked Sendable {
     }
 
     /// Waits up to `timeoutMilliseconds` (-1: forever) and calls `body` for each event.
-    func wait(timeoutMilliseconds: Int32, _ body: (ServerPollEvent) -> Void) {
+    package func wait(timeoutMilliseconds: Int32, _ body: (PollEvent) -> Void) {
         #if canImport(Glibc)
         let count = events.withUnsafeMutableBufferPointer {
             epoll_wait(descriptor, $0.baseAddress, Int32($0.count), timeoutMilliseconds)
@@ -169,7 +188,7 @@ final class ServerPoller: @unchecked Sendable {
             let event = events[index]
             let flags = event.events
             body(
-                ServerPollEvent(
+                PollEvent(
                     token: event.data.u64,
                     readable: flags & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue)
                         != 0,
@@ -196,7 +215,7 @@ final class ServerPoller: @unchecked Sendable {
             // With EV_EOF, `fflags` holds the socket error: set for a reset, zero for a plain FIN.
             let failed = event.flags & UInt16(EV_ERROR) != 0 || (ended && event.fflags != 0)
             body(
-                ServerPollEvent(
+                PollEvent(
                     token: token, readable: event.filter == Int16(EVFILT_READ) || event.filter == Int16(EVFILT_USER),
                     writable: event.filter == Int16(EVFILT_WRITE), hangUp: ended, failed: failed))
         }

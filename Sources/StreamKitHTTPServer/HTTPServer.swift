@@ -95,7 +95,8 @@ public final class HTTPServer: Sendable {
             for index in 0..<count {
                 loops.append(try ServerEventLoop(index: index, context: context) { lifecycle.loopStopped() })
             }
-            try loops[0].poller.addListener(listener)
+            try loops[0].poller.add(
+                listener, token: ServerEventLoop.listenerToken, interest: .read, trigger: .level)
         } catch {
             close(listener)
             throw error

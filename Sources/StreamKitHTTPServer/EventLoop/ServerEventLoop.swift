@@ -56,7 +56,9 @@ final class ServerEventLoop: @unchecked Sendable {
 
     let index: Int
     let context: ServerContext
-    let poller: ServerPoller
+    let poller: EventPoller
+    /// The token the listening socket is watched with (connections have their ids).
+    static let listenerToken = UInt64.max - 1
     /// Connections this loop owns, read by the acceptor to balance.
     let connectionCount = Atomic<Int>(0)
     private let inbox = Mutex(Inbox())
@@ -80,7 +82,7 @@ final class ServerEventLoop: @unchecked Sendable {
         self.index = index
         self.context = context
         self.onStop = onStop
-        self.poller = try ServerPoller()
+        self.poller = try EventPoller()
         self.readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
         self.now = clock.now
     }
@@ -130,9 +132,9 @@ final class ServerEventLoop: @unchecked Sendable {
             poller.wait(timeoutMilliseconds: max(milliseconds, 1)) { event in
                 now = clock.now
                 switch event.token {
-                case ServerPoller.wakeToken:
+                case EventPoller.wakeToken:
                     woken = true
-                case ServerPoller.listenerToken:
+                case Self.listenerToken:
                     acceptConnections()
                 default:
                     guard let connection = connections[event.token] else { return }
@@ -151,7 +153,9 @@ final class ServerEventLoop: @unchecked Sendable {
             now = clock.now
             if let resume = acceptResumesAt, now >= resume {
                 acceptResumesAt = nil
-                if listener >= 0 { try? poller.addListener(listener) }
+                if listener >= 0 {
+                    try? poller.add(listener, token: Self.listenerToken, interest: .read, trigger: .level)
+                }
             }
             if now >= nextTick {
                 for connection in Array(connections.values) { connection.tick() }
@@ -163,7 +167,7 @@ final class ServerEventLoop: @unchecked Sendable {
 
     private func stop() {
         if listener >= 0 {
-            poller.removeListener(listener)
+            poller.remove(listener)
             close(listener)
             listener = -1
         }
@@ -233,7 +237,7 @@ final class ServerEventLoop: @unchecked Sendable {
         }
         shutdownDeadline = deadline
         if listener >= 0 {
-            poller.removeListener(listener)
+            poller.remove(listener)
             close(listener)
             listener = -1
         }
@@ -253,7 +257,7 @@ final class ServerEventLoop: @unchecked Sendable {
                     let reason = SystemError.current("accept").reason
                     let open = context.openConnections.load(ordering: .relaxed)
                     context.logger.error("accept: \(reason) with \(open) connections open; pausing accepts")
-                    poller.removeListener(listener)
+                    poller.remove(listener)
                     acceptResumesAt = now + .milliseconds(100)
                 }
                 return
@@ -299,7 +303,7 @@ final class ServerEventLoop: @unchecked Sendable {
         let id = context.makeConnectionID()
         let connection = HTTPServerConnection(id: id, socket: socket, remoteAddress: remoteAddress, loop: self)
         do {
-            try poller.addConnection(socket, token: id)
+            try poller.add(socket, token: id, interest: [.read, .write], trigger: .edge)
         } catch {
             context.logger.error("cannot watch connection from \(remoteAddress): \(error)")
             close(socket)

@@ -1,18 +1,7 @@
 #if os(Linux)
-import CStreamKitLinux
 import Glibc
+import StreamKitCore
 import Synchronization
-
-/// epoll(7) and eventfd(2) through the CLinuxSystem declarations (Swift's Glibc module leaves them out).
-private enum LinuxEvents {
-    /// `epoll_ctl` with an event of `events` for `descriptor`, which is also the event's data.
-    static func control(_ epoll: Int32, _ operation: Int32, _ descriptor: Int32, _ events: UInt32) -> Int32 {
-        var event = epoll_event()
-        event.events = events
-        event.data.fd = descriptor
-        return epoll_ctl(epoll, operation, descriptor, &event)
-    }
-}
 
 /// One epoll loop for every RTMP socket in the process: tasks waiting for a socket to become
 /// readable or writable register here and are resumed by the reactor's thread, with deadlines
@@ -58,19 +47,13 @@ final class SocketReactor: Sendable {
         var cancelledIDs: Set<Int> = []
     }
 
-    private let epoll: Int32
-    private let wakeDescriptor: Int32
+    /// The process's shared readiness mechanism; descriptors are registered with themselves as token.
+    private let poller: EventPoller
     private let state = Mutex(State())
 
     private init?() {
-        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
-        guard epoll >= 0 else { return nil }
-        wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard wakeDescriptor >= 0 else {
-            close(epoll)
-            return nil
-        }
-        _ = LinuxEvents.control(epoll, EPOLL_CTL_ADD, wakeDescriptor, EPOLLIN.rawValue)
+        guard let poller = try? EventPoller(capacity: 64) else { return nil }
+        self.poller = poller
         let box = Unmanaged.passRetained(ReactorThreadBox(reactor: self))
         var thread = pthread_t()
         pthread_create(
@@ -126,9 +109,7 @@ final class SocketReactor: Sendable {
     func remove(_ descriptor: Int32) {
         let registration = state.withLock { state in
             let registration = state.registrations.removeValue(forKey: descriptor)
-            if registration?.added == true {
-                _ = epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor, nil)
-            }
+            if registration?.added == true { poller.remove(descriptor) }
             return registration
         }
         registration?.read?.continuation?.resume(returning: .cancelled)
@@ -174,16 +155,13 @@ final class SocketReactor: Sendable {
     /// Sets the one-shot interest of `descriptor` to the directions someone waits for (and may be woken for now).
     private func arm(_ descriptor: Int32, _ registration: inout Registration, now: ContinuousClock.Instant = .now) {
         func due(_ waiter: Waiter?) -> Bool { waiter != nil && (waiter!.notBefore.map { $0 <= now } ?? true) }
-        var events: UInt32 = 0
-        if due(registration.read) { events |= EPOLLIN.rawValue | EPOLLRDHUP.rawValue }
-        if due(registration.write) { events |= EPOLLOUT.rawValue }
-        guard events != 0 else { return }
-        events |= EPOLLONESHOT.rawValue
-        if registration.added {
-            _ = LinuxEvents.control(epoll, EPOLL_CTL_MOD, descriptor, events)
-        } else {
-            registration.added = LinuxEvents.control(epoll, EPOLL_CTL_ADD, descriptor, events) == 0
-        }
+        var interest: EventPoller.Interest = []
+        if due(registration.read) { interest.insert(.read) }
+        if due(registration.write) { interest.insert(.write) }
+        guard !interest.isEmpty else { return }
+        let armed =
+            (try? poller.add(descriptor, token: UInt64(descriptor), interest: interest, trigger: .oneShot)) != nil
+        registration.added = registration.added || armed
     }
 
     private func finish(_ descriptor: Int32, _ direction: Direction, id: Int, with outcome: Outcome) {
@@ -208,14 +186,10 @@ final class SocketReactor: Sendable {
         continuation?.resume(returning: outcome)
     }
 
-    private func signal() {
-        var one: UInt64 = 1
-        _ = write(wakeDescriptor, &one, 8)
-    }
+    private func signal() { poller.wake() }
 
     private func run() {
-        let capacity = 64
-        var events = [epoll_event](repeating: epoll_event(), count: capacity)
+        var fired: [PollEvent] = []
         var ready: [(CheckedContinuation<Outcome, Never>?, (@Sendable () -> Void)?, Outcome)] = []
         var due: [Int32] = []
         while true {
@@ -239,28 +213,23 @@ final class SocketReactor: Sendable {
                     remaining.components.seconds * 1_000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1
                 return Int32(clamping: milliseconds)
             }
-            let count = epoll_wait(epoll, &events, Int32(capacity), timeout)
+            poller.wait(timeoutMilliseconds: timeout) { fired.append($0) }
             state.withLock { state in
                 state.sleeping = false
                 let now = ContinuousClock.now
-                for index in 0..<max(0, Int(count)) {
-                    let flags = events[index].events
-                    let descriptor = events[index].data.fd
-                    if descriptor == wakeDescriptor {
-                        var value: UInt64 = 0
-                        _ = read(wakeDescriptor, &value, 8)
+                for event in fired {
+                    if event.token == EventPoller.wakeToken {
+                        poller.consumeWake()
                         continue
                     }
+                    let descriptor = Int32(truncatingIfNeeded: event.token)
                     guard var registration = state.registrations[descriptor] else { continue }
-                    let failed = flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0
-                    if flags & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0 || failed,
-                        let waiter = registration.read
-                    {
+                    if event.readable || event.failed, let waiter = registration.read {
                         ready.append((waiter.continuation, waiter.onReady, .ready))
                         registration.read = nil
                         if let coalescing = waiter.coalescing { registration.quietUntil = now + coalescing }
                     }
-                    if flags & EPOLLOUT.rawValue != 0 || failed, let waiter = registration.write {
+                    if event.writable || event.failed, let waiter = registration.write {
                         ready.append((waiter.continuation, waiter.onReady, .ready))
                         registration.write = nil
                     }
@@ -295,6 +264,7 @@ final class SocketReactor: Sendable {
                 }
                 due.removeAll(keepingCapacity: true)
             }
+            fired.removeAll(keepingCapacity: true)
             for (continuation, onReady, outcome) in ready {
                 onReady?()
                 continuation?.resume(returning: outcome)
