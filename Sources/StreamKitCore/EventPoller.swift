@@ -101,8 +101,20 @@ package final class EventPoller: @unchecked Sendable {
     }
 
     /// Watches `socket` for `interest`, reporting it with `token`; for a socket already watched,
-    /// replaces what is watched (how a one-shot registration is armed again).
+    /// replaces what is watched.
     package func add(_ socket: Int32, token: UInt64, interest: Interest, trigger: Trigger) throws(SystemError) {
+        try register(socket, token: token, interest: interest, trigger: trigger, isWatched: false)
+    }
+
+    /// Replaces what a watched `socket` is watched for: how a one-shot registration is armed
+    /// again, in one system call.
+    package func modify(_ socket: Int32, token: UInt64, interest: Interest, trigger: Trigger) throws(SystemError) {
+        try register(socket, token: token, interest: interest, trigger: trigger, isWatched: true)
+    }
+
+    private func register(
+        _ socket: Int32, token: UInt64, interest: Interest, trigger: Trigger, isWatched: Bool
+    ) throws(SystemError) {
         #if canImport(Glibc)
         var event = epoll_event()
         if interest.contains(.read) { event.events |= EPOLLIN.rawValue | EPOLLRDHUP.rawValue }
@@ -113,8 +125,9 @@ package final class EventPoller: @unchecked Sendable {
         case .oneShot: event.events |= EPOLLONESHOT.rawValue
         }
         event.data.u64 = token
-        if epoll_ctl(descriptor, EPOLL_CTL_ADD, socket, &event) == 0 { return }
-        guard errno == EEXIST, epoll_ctl(descriptor, EPOLL_CTL_MOD, socket, &event) == 0 else {
+        if epoll_ctl(descriptor, isWatched ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, socket, &event) == 0 { return }
+        let operation = isWatched ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
+        guard errno == (isWatched ? ENOENT : EEXIST), epoll_ctl(descriptor, operation, socket, &event) == 0 else {
             throw .current("epoll_ctl", subject: "descriptor \(socket)")
         }
         #elseif canImport(Darwin)

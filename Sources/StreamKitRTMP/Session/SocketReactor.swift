@@ -159,9 +159,13 @@ final class SocketReactor: Sendable {
         if due(registration.read) { interest.insert(.read) }
         if due(registration.write) { interest.insert(.write) }
         guard !interest.isEmpty else { return }
-        let armed =
-            (try? poller.add(descriptor, token: UInt64(descriptor), interest: interest, trigger: .oneShot)) != nil
-        registration.added = registration.added || armed
+        let token = UInt64(descriptor)
+        if registration.added {
+            _ = try? poller.modify(descriptor, token: token, interest: interest, trigger: .oneShot)
+        } else {
+            registration.added =
+                (try? poller.add(descriptor, token: token, interest: interest, trigger: .oneShot)) != nil
+        }
     }
 
     private func finish(_ descriptor: Int32, _ direction: Direction, id: Int, with outcome: Outcome) {
