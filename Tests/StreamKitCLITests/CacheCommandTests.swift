@@ -15,9 +15,8 @@ import Darwin
 /// process serving a player, and an index that survives SIGKILL claiming nothing not on disk.
 @Suite struct CacheCommandTests {
     private func run(_ arguments: [String], home: URL? = nil) async -> (ExitCode, String, String) {
-        let context = CommandContext.capturing(environment: home.map { ["STREAMKIT_HOME": $0.path] } ?? [:])
-        let code = await CommandRunner.run(StreamKitCommand.self, arguments: arguments, context: context)
-        return (code, context.output.text, context.errorOutput.text)
+        await CommandRunner.runCapturing(
+            arguments: arguments, environment: home.map { ["STREAMKIT_HOME": $0.path] } ?? [:])
     }
 
     @Test func playHelpSnapshot() async {

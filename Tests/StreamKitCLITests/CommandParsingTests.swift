@@ -41,9 +41,7 @@ private struct SampleRoot: ParsableCommand {
 
 @Suite struct CommandParsingTests {
     private func run(_ arguments: [String]) async -> (ExitCode, String, String) {
-        let context = CommandContext.capturing()
-        let code = await CommandRunner.run(SampleRoot.self, arguments: arguments, context: context)
-        return (code, context.output.text, context.errorOutput.text)
+        await CommandRunner.runCapturing(SampleRoot.self, arguments: arguments)
     }
 
     @Test func everyKindOfArgumentParses() async {

@@ -11,9 +11,7 @@ import Testing
     /// Runs `streamkit ARGUMENTS` with a home of its own (the download is a task of its queue).
     private func run(_ arguments: [String]) async -> (code: ExitCode, output: String, error: String) {
         let home = (try? TestRun.makeTemporaryDirectory("download-home").path) ?? ""
-        let context = CommandContext.capturing(environment: ["STREAMKIT_HOME": home])
-        let code = await CommandRunner.run(StreamKitCommand.self, arguments: arguments, context: context)
-        return (code, context.output.text, context.errorOutput.text)
+        return await CommandRunner.runCapturing(arguments: arguments, environment: ["STREAMKIT_HOME": home])
     }
 
     @Test func helpSnapshot() async {

@@ -17,9 +17,7 @@ import Glibc
 /// resumes the same task; a queue held by another process is refused.
 @Suite(.serialized, .requires(.nginx)) struct DownloadQueueTaskTests {
     static func run(_ arguments: [String]) async -> (code: ExitCode, output: String, error: String) {
-        let context = CommandContext.capturing()
-        let code = await CommandRunner.run(StreamKitCommand.self, arguments: arguments, context: context)
-        return (code, context.output.text, context.errorOutput.text)
+        await CommandRunner.runCapturing(arguments: arguments)
     }
 
     static func tasks(_ home: URL) throws -> [DownloadTaskInfo] { try DownloadQueueRemote.tasks(directory: home) }

@@ -5,9 +5,7 @@ import Testing
 
 @Suite struct InspectCommandTests {
     private func run(_ arguments: [String]) async -> (ExitCode, String, String) {
-        let context = CommandContext.capturing()
-        let code = await CommandRunner.run(StreamKitCommand.self, arguments: ["inspect"] + arguments, context: context)
-        return (code, context.output.text, context.errorOutput.text)
+        await CommandRunner.runCapturing(arguments: ["inspect"] + arguments)
     }
 
     private func write(_ text: String, name: String = "index.m3u8") throws -> String {

@@ -5,9 +5,7 @@ import Testing
 /// are tested in RTMPTests.
 @Suite struct RTMPCommandTests {
     private func run(_ arguments: [String]) async -> (ExitCode, String, String) {
-        let context = CommandContext.capturing()
-        let code = await CommandRunner.run(StreamKitCommand.self, arguments: arguments, context: context)
-        return (code, context.output.text, context.errorOutput.text)
+        await CommandRunner.runCapturing(arguments: arguments)
     }
 
     @Test func groupHelpSnapshot() async {

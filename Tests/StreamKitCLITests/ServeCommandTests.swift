@@ -14,9 +14,8 @@ import Darwin
     private func run(_ arguments: [String], environment: [String: String]? = nil) async -> (ExitCode, String, String) {
         // A home of its own: serve opens the cache there.
         let home = (try? TestRun.makeTemporaryDirectory("serve-home").path) ?? "/nonexistent"
-        let context = CommandContext.capturing(environment: environment ?? ["STREAMKIT_HOME": home])
-        let code = await CommandRunner.run(StreamKitCommand.self, arguments: arguments, context: context)
-        return (code, context.output.text, context.errorOutput.text)
+        return await CommandRunner.runCapturing(
+            arguments: arguments, environment: environment ?? ["STREAMKIT_HOME": home])
     }
 
     @Test func helpSnapshot() async {

@@ -174,9 +174,7 @@ struct NginxRTMPTests {
 @Suite(.requires(.nginxRTMP, .ffmpeg, .ffprobe))
 struct RTMPCommandLineTests {
     private func run(_ arguments: [String]) async -> (ExitCode, String, String) {
-        let context = CommandContext.capturing()
-        let code = await CommandRunner.run(StreamKitCommand.self, arguments: arguments, context: context)
-        return (code, context.output.text, context.errorOutput.text)
+        await CommandRunner.runCapturing(arguments: arguments)
     }
 
     @Test func recordForADurationWhileWePublish() async throws {
