@@ -10,21 +10,23 @@ public struct StaticOrigin: Sendable {
     /// The server.
     public let nginx: Nginx
 
-    /// Makes the random files `files` (name → size; names may hold folders) under a new
-    /// directory and starts nginx on it.
+    /// Makes the random files `files` (name → size; names may hold folders) under `root` (a new
+    /// directory by default) and starts nginx on it.
     ///
     /// - Parameters:
+    ///   - root: The directory to serve; a new one when `nil`.
     ///   - files: The random files to make.
     ///   - limitRate: Bytes a second each response may send; none when `nil`.
     ///   - honourRange: When false, nginx answers every request 200 with the whole file.
     /// - Throws: ``TestSupportError`` when nginx is missing or does not start.
     public static func start(
-        files: [String: Int] = [:], limitRate: Int? = nil, honourRange: Bool = true
+        root: URL? = nil, files: [String: Int] = [:], limitRate: Int? = nil, honourRange: Bool = true
     ) async throws -> StaticOrigin {
+        let given = root
         // Making and writing megabytes is done on a thread of its own: on the cooperative pool it
         // held up every other test's tasks.
         let (root, contents) = try await runBlocking { () -> (URL, [String: [UInt8]]) in
-            let root = try TestRun.makeTemporaryDirectory("origin")
+            let root = try given ?? TestRun.makeTemporaryDirectory("origin")
             var contents: [String: [UInt8]] = [:]
             for (name, size) in files {
                 let bytes = randomBytes(size)
@@ -39,6 +41,9 @@ public struct StaticOrigin: Sendable {
         let nginx = try await Nginx.static(root: root, limitRatePerConnection: limitRate, honourRange: honourRange)
         return StaticOrigin(root: root, files: contents, nginx: nginx)
     }
+
+    /// Stops nginx.
+    public func stop() async { await nginx.stop() }
 
     /// The URL of `name` on this origin.
     public func url(_ name: String) -> String { nginx.url(name).absoluteString }

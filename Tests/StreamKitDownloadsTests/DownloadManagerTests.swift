@@ -23,10 +23,8 @@ import Testing
     static func origin(
         bytes: Int = 2 << 20, name: String = "movie.mp4", rate: Int? = nil, honourRange: Bool = true
     ) async throws -> Origin {
-        let root = try TestRun.makeTemporaryDirectory("origin")
-        let data = try writeRandomFile(root, name, bytes: bytes)
-        let nginx = try await Nginx.static(root: root, limitRatePerConnection: rate, honourRange: honourRange)
-        return Origin(nginx: nginx, data: data, url: nginx.url(name).absoluteString, root: root)
+        let origin = try await StaticOrigin.start(files: [name: bytes], limitRate: rate, honourRange: honourRange)
+        return Origin(nginx: origin.nginx, data: Data(origin.files[name]!), url: origin.url(name), root: origin.root)
     }
 
     // MARK: Lock

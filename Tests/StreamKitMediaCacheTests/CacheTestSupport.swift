@@ -7,29 +7,9 @@ import StreamKitTestSupport
 import Testing
 
 /// An nginx origin serving a directory the test fills.
-struct Origin {
-    let root: URL
-    let nginx: Nginx
+typealias Origin = StaticOrigin
 
-    static func start(root: URL? = nil, limitRate: Int? = nil, honourRange: Bool = true) async throws -> Origin {
-        let root = try root ?? TestRun.makeTemporaryDirectory("origin")
-        let nginx = try await Nginx.static(root: root, limitRatePerConnection: limitRate, honourRange: honourRange)
-        return Origin(root: root, nginx: nginx)
-    }
-
-    func url(_ name: String) -> String { nginx.url(name).absoluteString }
-
-    /// Writes `bytes` as `name`, with a modification time `age` seconds in the past (nginx's ETag
-    /// is made of the modification second and the size).
-    @discardableResult
-    func write(_ name: String, _ bytes: [UInt8], age: TimeInterval = 100) throws -> URL {
-        let file = root.appendingPathComponent(name)
-        try Data(bytes).write(to: file)
-        try FileManager.default.setAttributes(
-            [.modificationDate: Date(timeIntervalSinceNow: -age)], ofItemAtPath: file.path)
-        return file
-    }
-
+extension StaticOrigin {
     /// The ranges of the 206 responses for `name` in the access log, once it has settled.
     func fetchedRanges(_ name: String) async throws -> [(range: ByteRange, bytes: Int64, completed: Bool)] {
         ranges(name, in: try await nginx.settledAccessLog())
@@ -47,8 +27,6 @@ struct Origin {
             return (range, entry.bytesSent, entry.completed)
         }
     }
-
-    func stop() async { await nginx.stop() }
 }
 
 /// `bytes=a-b` as a byte range; `bytes=a-` reaches to `Int64.max`.
@@ -153,16 +131,6 @@ final class EventRecorder: Sendable {
 
     /// The events, once the cache shut down (which ends the stream).
     var events: [MediaCacheEvent] { get async { await task.value } }
-}
-
-/// Waits until `condition` holds, up to `timeout`.
-func eventually(timeout: Duration = .seconds(10), _ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return await condition()
 }
 
 /// Expects `body` to throw a ``MediaCacheError`` of `kind`.
