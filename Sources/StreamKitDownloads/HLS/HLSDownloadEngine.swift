@@ -28,7 +28,6 @@ struct EngineState: Sendable {
     var variant: VariantStream?
     var live = false
     var created = PackageStore.timestamp()
-    var previousRecords: [String: PackageManifest.File] = [:]
     var books: HLSDownloadBookkeeping
 }
 
@@ -269,7 +268,6 @@ final class HLSDownloadEngine: Sendable {
         let checked = await verifyCompleted(&outcomes, files: files, records: records, status: manifest?.status)
         if Task.isCancelled { throw .cancelled }
         return state.withLock { state in
-            state.previousRecords = records
             for (index, (fileState, ranged)) in outcomes.enumerated() {
                 state.books.fileRestored(index, fileState, ranged)
             }
