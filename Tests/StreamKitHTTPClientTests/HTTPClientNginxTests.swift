@@ -24,21 +24,13 @@ import Testing
     }
 }
 
-/// The client tests' origin: random files served by a fresh nginx.
-typealias NginxFixture = StaticOrigin
-
 extension StaticOrigin {
-    static func make(files: [String: Int], limitRate: Int? = nil, honourRange: Bool = true) async throws -> StaticOrigin
-    {
-        try await start(files: files, limitRate: limitRate, honourRange: honourRange)
-    }
-
     func request(_ name: String) -> HTTPClientRequest { HTTPClientRequest(url: url(name)) }
 }
 
 @Suite(.requires(.nginx)) struct HTTPClientConnectionTests {
     @Test func sequentialRequestsReuseOneConnection() async throws {
-        let fixture = try await NginxFixture.make(files: ["a.bin": 10_000])
+        let fixture = try await StaticOrigin.start(files: ["a.bin": 10_000])
         let client = try HTTPClient()
         for _ in 0..<50 {
             let (head, body) = try await client.data(for: fixture.request("a.bin"))
@@ -52,7 +44,8 @@ extension StaticOrigin {
 
     @Test func hundredsOfConcurrentTransfersShareAFewConnections() async throws {
         let names = (0..<30).map { "f\($0).bin" }
-        let fixture = try await NginxFixture.make(files: Dictionary(uniqueKeysWithValues: names.map { ($0, 64 << 10) }))
+        let fixture = try await StaticOrigin.start(
+            files: Dictionary(uniqueKeysWithValues: names.map { ($0, 64 << 10) }))
         let client = try HTTPClient(configuration: HTTPClientConfiguration(maximumConnectionsPerHost: 4))
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for index in 0..<300 {
@@ -82,7 +75,7 @@ extension StaticOrigin {
 
     @Test func aSlowReaderPausesTheTransferAndMemoryStaysBounded() async throws {
         let size = 24 << 20
-        let fixture = try await NginxFixture.make(files: ["big.bin": size])
+        let fixture = try await StaticOrigin.start(files: ["big.bin": size])
         let limit = 256 << 10
         let client = try HTTPClient(configuration: HTTPClientConfiguration(bodyBufferLimit: limit))
         let response = try await client.execute(fixture.request("big.bin"))
@@ -111,7 +104,7 @@ extension StaticOrigin {
 
     @Test func writingToAFileHandsTheBodyToTheIOThreadAfterWhatWasBuffered() async throws {
         let size = 16 << 20
-        let fixture = try await NginxFixture.make(files: ["big.bin": size])
+        let fixture = try await StaticOrigin.start(files: ["big.bin": size])
         let client = try HTTPClient(configuration: HTTPClientConfiguration(bodyBufferLimit: 256 << 10))
         let response = try await client.execute(fixture.request("big.bin"))
         // The buffer fills and the transfer pauses.
@@ -134,7 +127,7 @@ extension StaticOrigin {
     }
 
     @Test func droppingAnUnreadResponseCancelsItsTransfer() async throws {
-        let fixture = try await NginxFixture.make(files: ["big.bin": 8 << 20])
+        let fixture = try await StaticOrigin.start(files: ["big.bin": 8 << 20])
         let client = try HTTPClient(configuration: HTTPClientConfiguration(bodyBufferLimit: 64 << 10))
         do {
             let response = try await client.execute(fixture.request("big.bin"))
@@ -151,7 +144,7 @@ extension StaticOrigin {
     }
 
     @Test func cancellingTheReadingTaskEndsTheTransfer() async throws {
-        let fixture = try await NginxFixture.make(files: ["big.bin": 4 << 20], limitRate: 256 << 10)
+        let fixture = try await StaticOrigin.start(files: ["big.bin": 4 << 20], limitRate: 256 << 10)
         let client = try HTTPClient()
         let task = Task {
             let response = try await client.execute(fixture.request("big.bin"))
@@ -169,7 +162,7 @@ extension StaticOrigin {
 
 @Suite(.requires(.nginx)) struct HTTPClientRangeTests {
     @Test func rangesComeBackAs206WithTheirBytes() async throws {
-        let fixture = try await NginxFixture.make(files: ["f.bin": 10_000])
+        let fixture = try await StaticOrigin.start(files: ["f.bin": 10_000])
         let bytes = fixture.files["f.bin"]!
         let client = try HTTPClient()
         let cases: [(RangeRequest.Specifier, Range<Int>)] = [
@@ -197,7 +190,7 @@ extension StaticOrigin {
     }
 
     @Test func aServerIgnoringRangeIsDetected() async throws {
-        let fixture = try await NginxFixture.make(files: ["f.bin": 10_000], honourRange: false)
+        let fixture = try await StaticOrigin.start(files: ["f.bin": 10_000], honourRange: false)
         let client = try HTTPClient()
         var request = fixture.request("f.bin")
         request.range = .from(first: 5_000)
@@ -209,7 +202,7 @@ extension StaticOrigin {
     }
 
     @Test func ifRangeSendsThePartOnlyForTheSameVersion() async throws {
-        let fixture = try await NginxFixture.make(files: ["f.bin": 10_000])
+        let fixture = try await StaticOrigin.start(files: ["f.bin": 10_000])
         let client = try HTTPClient()
         let (first, _) = try await client.data(for: fixture.request("f.bin"))
         let validator = try #require(first.ifRangeValidator)
@@ -239,7 +232,7 @@ extension StaticOrigin {
     }
 
     @Test func aRangePastTheEndIs416WithTheLength() async throws {
-        let fixture = try await NginxFixture.make(files: ["f.bin": 10_000])
+        let fixture = try await StaticOrigin.start(files: ["f.bin": 10_000])
         let client = try HTTPClient()
         var request = fixture.request("f.bin")
         request.range = .from(first: 10_000)
@@ -251,7 +244,7 @@ extension StaticOrigin {
     }
 
     @Test func redirectsAreFollowedAndTheFinalURLReported() async throws {
-        let fixture = try await NginxFixture.make(files: ["dir/index.html": 100])
+        let fixture = try await StaticOrigin.start(files: ["dir/index.html": 100])
         let client = try HTTPClient()
         // nginx answers a directory without its slash with 301 to the slash.
         let (head, body) = try await client.data(for: fixture.request("dir"))
@@ -267,7 +260,7 @@ extension StaticOrigin {
     }
 
     @Test func headRequestsHaveNoBody() async throws {
-        let fixture = try await NginxFixture.make(files: ["f.bin": 10_000])
+        let fixture = try await StaticOrigin.start(files: ["f.bin": 10_000])
         let client = try HTTPClient()
         var request = fixture.request("f.bin")
         request.method = .head
@@ -280,7 +273,7 @@ extension StaticOrigin {
 
 @Suite(.requires(.nginx)) struct HTTPClientRateLimitTests {
     @Test func theGlobalLimitIsSharedByEveryTransfer() async throws {
-        let fixture = try await NginxFixture.make(files: ["a.bin": 3 << 20, "b.bin": 3 << 20])
+        let fixture = try await StaticOrigin.start(files: ["a.bin": 3 << 20, "b.bin": 3 << 20])
         let client = try HTTPClient(configuration: HTTPClientConfiguration(globalReceiveRate: 4 << 20))
         let started = ContinuousClock.now
         async let first = client.data(for: fixture.request("a.bin"))
@@ -304,7 +297,7 @@ extension StaticOrigin {
     /// transfers took 9.6 s instead of 1.5 s).
     /// Here the readers run on a thread of their own, held up on purpose (the pool is left alone).
     @Test func collectedTransfersKeepTheirPaceWhileTheirReadersAreHeldUp() async throws {
-        let fixture = try await NginxFixture.make(files: ["a.bin": 3 << 20, "b.bin": 3 << 20])
+        let fixture = try await StaticOrigin.start(files: ["a.bin": 3 << 20, "b.bin": 3 << 20])
         let client = try HTTPClient(configuration: HTTPClientConfiguration(globalReceiveRate: 4 << 20))
         let started = ContinuousClock.now
         let (a, b) = try await withTaskExecutorPreference(Self.readers) {
@@ -325,7 +318,7 @@ extension StaticOrigin {
     }
 
     @Test func aPerTransferLimitSlowsOnlyThatTransfer() async throws {
-        let fixture = try await NginxFixture.make(files: ["a.bin": 1 << 20, "b.bin": 16 << 20])
+        let fixture = try await StaticOrigin.start(files: ["a.bin": 1 << 20, "b.bin": 16 << 20])
         let client = try HTTPClient()
         var limited = fixture.request("a.bin")
         limited.maximumReceiveRate = 512 << 10
@@ -351,7 +344,7 @@ extension StaticOrigin {
 @Suite(.requires(.nginx)) struct BenchHTTPConcurrencyTests {
     @Test func threeHundredTransfersUseOneIOThreadAndFourConnections() async throws {
         let names = (0..<10).map { "m\($0).bin" }
-        let fixture = try await NginxFixture.make(
+        let fixture = try await StaticOrigin.start(
             files: Dictionary(uniqueKeysWithValues: names.map { ($0, 256 << 10) }))
         let probe = try ChildProcess(
             executable: productPath("bench-http"),

@@ -14,7 +14,7 @@ import Glibc
 /// client's own connections on Linux, and their bodies are spliced from the socket into the
 /// file. These tests check that they do, and that everything else about them is as over libcurl.
 @Suite(.requires(.nginx)) struct HTTPClientOwnConnectionTests {
-    private func fileRequest(_ fixture: NginxFixture, _ name: String) -> HTTPClientRequest {
+    private func fileRequest(_ fixture: StaticOrigin, _ name: String) -> HTTPClientRequest {
         var request = fixture.request(name)
         request.bodyIsWrittenToFile = true
         return request
@@ -36,7 +36,7 @@ import Glibc
 
     @Test func bodiesAreSplicedIntoTheFileOverOneKeptConnection() async throws {
         let sizes = ["a.bin": 3 << 20, "b.bin": 1, "c.bin": 700_001, "d.bin": 0]
-        let fixture = try await NginxFixture.make(files: sizes)
+        let fixture = try await StaticOrigin.start(files: sizes)
         let client = try HTTPClient()
         for name in ["a.bin", "b.bin", "c.bin", "d.bin", "a.bin"] {
             #expect(try await download(client, fileRequest(fixture, name)) == fixture.files[name], "\(name)")
@@ -53,7 +53,7 @@ import Glibc
     }
 
     @Test func aRequestThatDoesNotSayItWritesAFileStaysWithLibcurl() async throws {
-        let fixture = try await NginxFixture.make(files: ["a.bin": 100_000])
+        let fixture = try await StaticOrigin.start(files: ["a.bin": 100_000])
         let client = try HTTPClient()
         #expect(try await download(client, fixture.request("a.bin")) == fixture.files["a.bin"])
         #expect(client.statistics.ownConnectionTransfers == 0)
@@ -63,7 +63,7 @@ import Glibc
     }
 
     @Test func aRangeIsSplicedAtTheOffsetAskedFor() async throws {
-        let fixture = try await NginxFixture.make(files: ["a.bin": 2 << 20])
+        let fixture = try await StaticOrigin.start(files: ["a.bin": 2 << 20])
         let client = try HTTPClient()
         let path = try TestRun.makeTemporaryDirectory("own-connection").appendingPathComponent("range").path
         let descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -85,7 +85,7 @@ import Glibc
 
     /// A file in append mode takes no splice: the bytes are copied instead, all of them.
     @Test func aFileThatTakesNoSpliceGetsItsBytesCopied() async throws {
-        let fixture = try await NginxFixture.make(files: ["a.bin": 1 << 20])
+        let fixture = try await StaticOrigin.start(files: ["a.bin": 1 << 20])
         let client = try HTTPClient()
         let stored = try await download(client, fileRequest(fixture, "a.bin"), flags: O_WRONLY | O_CREAT | O_APPEND)
         #expect(stored == fixture.files["a.bin"])
@@ -98,7 +98,7 @@ import Glibc
     /// A reader that takes chunks slowly through a small buffer pauses the transfer again and
     /// again; every byte still arrives, the last ones included.
     @Test func aSlowChunkReaderGetsEveryByte() async throws {
-        let fixture = try await NginxFixture.make(files: ["a.bin": 4 << 20])
+        let fixture = try await StaticOrigin.start(files: ["a.bin": 4 << 20])
         let client = try HTTPClient(configuration: HTTPClientConfiguration(bodyBufferLimit: 64 << 10))
         for _ in 0..<3 {
             let response = try await client.execute(fileRequest(fixture, "a.bin"))
@@ -116,7 +116,7 @@ import Glibc
     }
 
     @Test func noMoreConnectionsThanThePerHostLimit() async throws {
-        let fixture = try await NginxFixture.make(files: ["a.bin": 1 << 20], limitRate: 4 << 20)
+        let fixture = try await StaticOrigin.start(files: ["a.bin": 1 << 20], limitRate: 4 << 20)
         let client = try HTTPClient(configuration: HTTPClientConfiguration(maximumConnectionsPerHost: 2))
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<6 {
@@ -131,7 +131,7 @@ import Glibc
     }
 
     @Test func aCancelledDownloadEndsItsTransferAndFreesTheConnection() async throws {
-        let fixture = try await NginxFixture.make(files: ["a.bin": 4 << 20, "b.bin": 1000], limitRate: 256 << 10)
+        let fixture = try await StaticOrigin.start(files: ["a.bin": 4 << 20, "b.bin": 1000], limitRate: 256 << 10)
         let client = try HTTPClient(configuration: HTTPClientConfiguration(maximumConnectionsPerHost: 1))
         let task = Task { try await download(client, fileRequest(fixture, "a.bin")) }
         try await Task.sleep(for: .milliseconds(300))

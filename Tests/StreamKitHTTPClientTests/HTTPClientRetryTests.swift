@@ -192,7 +192,7 @@ import Testing
     }
 
     @Test func aServerThatIgnoresRangeIsFollowedFromZero() async throws {
-        let fixture = try await NginxFixture.make(files: ["f.bin": 100_000], honourRange: false)
+        let fixture = try await StaticOrigin.start(files: ["f.bin": 100_000], honourRange: false)
         let target = fixture.root.appendingPathComponent("out.bin")
         // Partial data and a record as an earlier run would have left them.
         let client = try client()
@@ -215,7 +215,7 @@ import Testing
         // Large enough that a reader descheduled for seconds on a loaded machine still cancels
         // before half of it has arrived.
         let size = 8_000_000
-        let fixture = try await NginxFixture.make(files: ["f.bin": size])
+        let fixture = try await StaticOrigin.start(files: ["f.bin": size])
         let target = fixture.root.appendingPathComponent("out.bin")
         let client = try client()
         // The first run is slowed by the client (about 40 s for the whole file) and cancelled early.
@@ -259,7 +259,7 @@ import Testing
     }
 
     @Test func aCompleteFileAnswered416IsFinishedWithoutRefetching() async throws {
-        let fixture = try await NginxFixture.make(files: ["f.bin": 5_000])
+        let fixture = try await StaticOrigin.start(files: ["f.bin": 5_000])
         let target = fixture.root.appendingPathComponent("out.bin")
         let client = try client()
         let (first, _) = try await client.data(for: fixture.request("f.bin"))

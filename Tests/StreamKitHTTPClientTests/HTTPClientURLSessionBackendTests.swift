@@ -13,7 +13,7 @@ import Testing
     }
 
     @Test func bodiesRangesAndStatusesComeThroughTheSameAPI() async throws {
-        let fixture = try await NginxFixture.make(files: ["f.bin": 200_000, "dir/index.html": 10])
+        let fixture = try await StaticOrigin.start(files: ["f.bin": 200_000, "dir/index.html": 10])
         let client = try client()
         let (head, body) = try await client.data(for: fixture.request("f.bin"))
         #expect(head.status == .ok && head.contentLength == 200_000 && body == fixture.files["f.bin"])
@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func aSlowReaderSuspendsTheTaskAndTheBodyStaysWhole() async throws {
-        let fixture = try await NginxFixture.make(files: ["big.bin": 8 << 20])
+        let fixture = try await StaticOrigin.start(files: ["big.bin": 8 << 20])
         let client = try client(bufferLimit: 256 << 10)
         let response = try await client.execute(fixture.request("big.bin"))
         var iterator = response.body.makeAsyncIterator()
@@ -79,7 +79,7 @@ import Testing
     }
 
     @Test func fileDownloadsResumeThroughIt() async throws {
-        let fixture = try await NginxFixture.make(files: ["f.bin": 300_000])
+        let fixture = try await StaticOrigin.start(files: ["f.bin": 300_000])
         let target = fixture.root.appendingPathComponent("out.bin")
         let client = try client()
         let (first, _) = try await client.data(for: fixture.request("f.bin"))
