@@ -37,8 +37,12 @@ final class CacheIndex {
         // like the data files it describes, which are not synced either), not a machine crash, and
         // an fsync under the store's lock would stall every reader on a busy disk.
         try database.execute("PRAGMA synchronous=OFF")
-        let version = try database.query("PRAGMA user_version").first?.integer("user_version") ?? 0
-        if version != Self.schemaVersion {
+        guard try version() != Self.schemaVersion else { return }
+        // Two processes may open a new cache at once (a CLI command and a library reader): the
+        // version is read again under the write lock, so that only the first writes the schema
+        // and the second does not drop the tables the first has just filled in.
+        try database.transaction {
+            guard try version() != Self.schemaVersion else { return }
             try database.execute(
                 """
                 DROP TABLE IF EXISTS pins;
@@ -67,6 +71,10 @@ final class CacheIndex {
                 PRAGMA user_version = \(Self.schemaVersion);
                 """)
         }
+    }
+
+    private func version() throws -> Int64 {
+        try database.query("PRAGMA user_version").first?.integer("user_version") ?? 0
     }
 
     func loadAll() throws -> [CacheRecord] {

@@ -111,3 +111,32 @@ import Darwin
         await origin.stop()
     }
 }
+
+extension StoreTests {
+    /// A CLI command creating a cache while a library reader lists it: both found an index file
+    /// with no schema, and the second's DROP TABLE met the first's CREATE TABLE ("table pins
+    /// already exists"), so that the command exited. Readers racing on new indexes now all see
+    /// one schema and an empty list.
+    @Test func readersOpeningANewIndexAtOnceAllSucceed() async throws {
+        for round in 0..<10 {
+            let directory = try TestRun.makeTemporaryDirectory("index-race-\(round)").path
+            // An empty file: the state between a process creating it and writing the schema.
+            #expect(FileManager.default.createFile(atPath: directory + "/index.sqlite", contents: nil))
+            let results = try await withThrowingTaskGroup(of: String?.self) { group in
+                for _ in 0..<6 {
+                    group.addTask {
+                        try await runBlocking {
+                            do {
+                                return try MediaCache.entries(inDirectory: directory).isEmpty ? nil : "entries"
+                            } catch {
+                                return "\(error)"
+                            }
+                        }
+                    }
+                }
+                return try await group.reduce(into: [String]()) { if let failure = $1 { $0.append(failure) } }
+            }
+            #expect(results.isEmpty, "round \(round): \(results)")
+        }
+    }
+}
