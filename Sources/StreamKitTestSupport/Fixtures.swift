@@ -115,6 +115,8 @@ public actor Fixtures {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var key: [UInt8]?
         switch recipe.kind {
+        case .hlsTS where recipe.seconds > Self.loopedClipSeconds:
+            try await makeLoopedStream(recipe, in: directory)
         case .hlsTS:
             try await ffmpeg(input(recipe) + encode(recipe) + hls(recipe, segment: "seg%03d.ts"), in: directory)
         case .hlsFMP4:
@@ -188,6 +190,23 @@ public actor Fixtures {
         try await Tool.ffmpeg.run(
             ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"] + arguments, timeout: .seconds(300),
             workingDirectory: directory)
+    }
+
+    /// How long the clip is that long TS recipes repeat.
+    private static let loopedClipSeconds = 10
+
+    /// A long TS stream made of a short clip repeated without re-encoding: minutes of x264 at the
+    /// start of a test run took a core from every other test. The timestamps run on across the
+    /// repeats, so every segment differs from every other.
+    private static func makeLoopedStream(_ recipe: FixtureRecipe, in directory: URL) async throws {
+        var clip = recipe
+        clip.seconds = loopedClipSeconds
+        try await ffmpeg(input(clip) + encode(clip) + ["-f", "mpegts", "clip.ts"], in: directory)
+        try await ffmpeg(
+            ["-stream_loop", "-1", "-i", "clip.ts", "-t", "\(recipe.seconds)", "-c", "copy"]
+                + hls(recipe, segment: "seg%03d.ts"),
+            in: directory)
+        try FileManager.default.removeItem(at: directory.appendingPathComponent("clip.ts"))
     }
 
     /// TS segments encrypted here with `openssl enc`, since ffmpeg always writes an explicit IV.
