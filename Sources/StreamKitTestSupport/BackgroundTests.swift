@@ -79,3 +79,41 @@ public final class BackgroundTestExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 }
+
+/// Runs `body` on a thread of its own at nice 10, like the ``BackgroundTrait``, and returns its
+/// result with the CPU time the thread spent on it.
+///
+/// For bounds on how long work takes: on a machine busy with every test at once, the wall time of
+/// low-priority work says how busy the machine was, and the CPU time how much work there was.
+public func measuredInBackground<T: Sendable>(
+    _ body: @escaping @Sendable () throws -> T
+) async throws -> (result: T, cpuTime: Duration) {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread {
+            #if os(Linux)
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+            #endif
+            let start = threadCPUTime()
+            do {
+                let result = try body()
+                continuation.resume(returning: (result, threadCPUTime() - start))
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+        thread.start()
+    }
+}
+
+/// The CPU time the calling thread has spent.
+public func threadCPUTime() -> Duration {
+    var now = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+    return .seconds(now.tv_sec) + .nanoseconds(now.tv_nsec)
+}
+
+/// Runs `body` on a thread of its own at nice 10: for load generators and other seconds of work
+/// whose speed the test does not assert, so that they take only the CPU nobody else wants.
+public func runInBackground<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await measuredInBackground(body).result
+}

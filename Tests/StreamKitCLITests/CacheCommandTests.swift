@@ -424,8 +424,8 @@ extension CacheCommandTests {
 
     @Test func aProcessKilledWhileWritingLeavesAnIndexClaimingOnlyWhatIsOnDisk() async throws {
         let root = try TestRun.makeTemporaryDirectory("kill-origin")
-        // 12 MB made off the cooperative pool (a debug build is slow at per-byte work).
-        let content = try await runBlocking {
+        // 12 MB made off the cooperative pool at low priority (a debug build is slow at per-byte work).
+        let content = try await runInBackground {
             let content = (0..<(12 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 11) }
             try Data(content).write(to: root.appendingPathComponent("long.ts"))
             return content

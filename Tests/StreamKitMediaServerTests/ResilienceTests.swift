@@ -136,7 +136,8 @@ import Darwin
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<workers {
                 group.addTask {
-                    try await runBlocking {
+                    // A load generator: at low priority, beside the other tests of the process.
+                    try await runInBackground {
                         for index in 0..<perWorker {
                             do {
                                 let connection = try RawHTTPConnection(port: port, receiveBufferSize: 4096)
