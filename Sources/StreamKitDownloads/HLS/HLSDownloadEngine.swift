@@ -113,11 +113,19 @@ final class HLSDownloadEngine: Sendable {
                     .packageConflict,
                     detail: "\(directory.path) is not empty and holds no \(PackageLayout.manifestName)")
             }
-            try PackageFiles.createDirectory(path(PackageLayout.internalFolder))
+            try claim()
             return (nil, false)
         }
-        try PackageFiles.createDirectory(path(PackageLayout.internalFolder))
+        try claim()
         return (nil, true)
+    }
+
+    /// Makes the folder this job's package before anything else is written to it: a manifest with
+    /// no renditions yet, so that a process killed while the first playlist is on its way leaves
+    /// a folder the next run recognises and resumes, not one it must refuse as someone else's.
+    private func claim() throws(HLSDownloadError) {
+        try PackageFiles.createDirectory(path(PackageLayout.internalFolder))
+        try saveManifest(status: .downloading, error: nil)
     }
 
     private func setUp(existing: PackageManifest?) async throws(HLSDownloadError) {
