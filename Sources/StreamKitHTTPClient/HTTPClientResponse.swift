@@ -342,16 +342,10 @@ enum FileOutput {
 
     /// Writes all of `buffer` at `offset`, retrying short writes and interruptions.
     static func write(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32, at offset: Int64) throws {
-        var done = 0
-        while done < buffer.count {
-            let result = pwrite(
-                descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if result < 0 {
-                if errno == EINTR { continue }
-                let failure = SystemError.current("pwrite", subject: "descriptor \(descriptor)")
-                throw HTTPClientError.fileWriteFailed(failure, byteOffset: offset + Int64(done))
-            }
-            done += result
+        do {
+            try PositionalWrite.write(buffer, to: descriptor, at: offset, subject: "descriptor \(descriptor)")
+        } catch {
+            throw HTTPClientError.fileWriteFailed(error.error, byteOffset: error.byteOffset)
         }
     }
 }

@@ -172,19 +172,14 @@ struct RangeFetcher {
     }
 
     static func write(_ bytes: [UInt8], to descriptor: Int32, at offset: Int64) throws(HLSDownloadError) {
-        let failure = bytes.withUnsafeBytes { buffer -> SystemError? in
-            var done = 0
-            while done < buffer.count {
-                let result = pwrite(
-                    descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return SystemError.current("pwrite")
-                }
-                done += result
+        let failure = bytes.withUnsafeBytes { buffer -> PositionalWrite.Failure? in
+            do throws(PositionalWrite.Failure) {
+                try PositionalWrite.write(buffer, to: descriptor, at: offset)
+                return nil
+            } catch {
+                return error
             }
-            return nil
         }
-        if let failure { throw HLSDownloadError(writeFailed: failure) }
+        if let failure { throw HLSDownloadError(writeFailed: failure.error) }
     }
 }

@@ -321,18 +321,16 @@ final class RangedFileDownloader: Sendable {
 
     private func write(_ chunk: [UInt8], count: Int, at offset: Int64, descriptor: Int32) throws {
         if let code = options.writeFaults?.errorCode { throw writeError(code, offset) }
-        var written = 0
-        try chunk.withUnsafeBytes { buffer in
-            while written < count {
-                let result = pwrite(
-                    descriptor, buffer.baseAddress! + written, count - written, off_t(offset) + off_t(written))
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    throw writeError(errno, offset + Int64(written))
-                }
-                written += result
+        let failure = chunk.withUnsafeBytes { buffer -> PositionalWrite.Failure? in
+            do throws(PositionalWrite.Failure) {
+                try PositionalWrite.write(
+                    UnsafeRawBufferPointer(rebasing: buffer[..<count]), to: descriptor, at: offset)
+                return nil
+            } catch {
+                return error
             }
         }
+        if let failure { throw writeError(failure.error.code, failure.byteOffset) }
     }
 
     private func writeError(_ code: Int32, _ offset: Int64) -> DownloadManagerError {
