@@ -133,29 +133,7 @@ extension HTTPClient {
     ) async throws
         -> HTTPClientResponse
     {
-        let timing = configuration.retryTiming
-        var attempt = 1
-        while true {
-            do {
-                let response = try await execute(request)
-                guard HTTPClientRetryPolicy.isRetryable(status: response.status) else { return response }
-                let error = HTTPClientError.unexpectedStatus(
-                    response.status, url: response.url, retryAfter: response.head.retryAfter)
-                guard
-                    let delay = policy.delay(
-                        afterAttempt: attempt, error: error, randomUnit: timing.randomUnit(), now: timing.now())
-                else { return response }
-                response.body.reader.cancel()
-                try await sleep(delay, timing: timing, url: request.url)
-            } catch let error as HTTPClientError {
-                guard
-                    let delay = policy.delay(
-                        afterAttempt: attempt, error: error, randomUnit: timing.randomUnit(), now: timing.now())
-                else { throw error }
-                try await sleep(delay, timing: timing, url: request.url)
-            }
-            attempt += 1
-        }
+        try await retrying(request, policy: policy, send: { try await execute(request) }, finish: { $0 })
     }
 
     /// Fetches a small body whole, retrying by `policy` (408, 429 and 5xx responses, transport
@@ -175,30 +153,42 @@ extension HTTPClient {
     public func data(
         for request: HTTPClientRequest, limit: Int = 16 << 20, retry policy: HTTPClientRetryPolicy = .none
     ) async throws -> (head: HTTPClientResponseHead, body: [UInt8]) {
+        // The body is held whole anyway: a smaller buffer would pause the transfer until this task
+        // is scheduled again, once per buffer.
+        try await retrying(
+            request, policy: policy,
+            send: { try await execute(request, bodyBufferLimit: max(configuration.bodyBufferLimit, limit)) },
+            finish: { response in
+                do {
+                    return (response.head, try await response.body.collect(upTo: limit))
+                } catch let error as HTTPClientError {
+                    throw error.with(url: response.url)
+                }
+            })
+    }
+
+    /// Sends until a response is not retried, then gives what `finish` makes of it. A retryable
+    /// status is retried while `policy` allows (its body discarded), and so is a failure to send
+    /// or to finish (a body cut short), all counted against the same attempts.
+    private func retrying<Result>(
+        _ request: HTTPClientRequest, policy: HTTPClientRetryPolicy,
+        send: () async throws -> HTTPClientResponse,
+        finish: (HTTPClientResponse) async throws -> Result
+    ) async throws -> Result {
         let timing = configuration.retryTiming
         var attempt = 1
         while true {
             do {
-                // The body is held whole anyway: a smaller buffer would pause the transfer until
-                // this task is scheduled again, once per buffer.
-                let response = try await execute(
-                    request, bodyBufferLimit: max(configuration.bodyBufferLimit, limit))
-                if HTTPClientRetryPolicy.isRetryable(status: response.status),
+                let response = try await send()
+                guard HTTPClientRetryPolicy.isRetryable(status: response.status),
                     let delay = policy.delay(
                         afterAttempt: attempt,
                         error: .unexpectedStatus(
                             response.status, url: response.url, retryAfter: response.head.retryAfter),
                         randomUnit: timing.randomUnit(), now: timing.now())
-                {
-                    response.body.reader.cancel()
-                    try await sleep(delay, timing: timing, url: request.url)
-                } else {
-                    do {
-                        return (response.head, try await response.body.collect(upTo: limit))
-                    } catch let error as HTTPClientError {
-                        throw error.with(url: response.url)
-                    }
-                }
+                else { return try await finish(response) }
+                response.body.reader.cancel()
+                try await sleep(delay, timing: timing, url: request.url)
             } catch let error as HTTPClientError {
                 guard
                     let delay = policy.delay(
