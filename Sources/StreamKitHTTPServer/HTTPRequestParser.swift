@@ -140,13 +140,9 @@ public struct HTTPRequestParser: Sendable {
                 fields.add(name, value)
 
             case .body(let remaining):
-                let available = buffer.count - readIndex
-                guard available > 0 else { return nil }
-                let count = Int(min(Int64(available), remaining))
-                let piece = Array(buffer[readIndex..<(readIndex + count)])
-                readIndex += count
-                scanIndex = readIndex
-                state = remaining == Int64(count) ? .messageEnd : .body(remaining: remaining - Int64(count))
+                guard let piece = take(upTo: remaining) else { return nil }
+                let left = remaining - Int64(piece.count)
+                state = left == 0 ? .messageEnd : .body(remaining: left)
                 return .body(piece)
 
             case .chunkSize:
@@ -167,13 +163,9 @@ public struct HTTPRequestParser: Sendable {
                 }
 
             case .chunkData(let remaining):
-                let available = buffer.count - readIndex
-                guard available > 0 else { return nil }
-                let count = Int(min(Int64(available), remaining))
-                let piece = Array(buffer[readIndex..<(readIndex + count)])
-                readIndex += count
-                scanIndex = readIndex
-                state = remaining == Int64(count) ? .chunkDataEnd : .chunkData(remaining: remaining - Int64(count))
+                guard let piece = take(upTo: remaining) else { return nil }
+                let left = remaining - Int64(piece.count)
+                state = left == 0 ? .chunkDataEnd : .chunkData(remaining: left)
                 return .body(piece)
 
             case .chunkDataEnd:
@@ -246,6 +238,17 @@ public struct HTTPRequestParser: Sendable {
             state = .messageEnd
         }
         return head
+    }
+
+    /// Up to `remaining` buffered bytes, consumed; `nil` when none are buffered.
+    private mutating func take(upTo remaining: Int64) -> [UInt8]? {
+        let available = buffer.count - readIndex
+        guard available > 0 else { return nil }
+        let count = Int(min(Int64(available), remaining))
+        let piece = Array(buffer[readIndex..<(readIndex + count)])
+        readIndex += count
+        scanIndex = readIndex
+        return piece
     }
 
     // MARK: Lines
