@@ -22,16 +22,9 @@ public struct AMF0Decoder: Sendable {
     /// - Throws: ``AMFError`` when the bytes are not AMF0.
     public func decode(from buffer: inout ByteBuffer) throws(AMFError) -> AMF0Value? {
         var reader = Reader(buffer: buffer, decoder: self)
-        do {
-            let value = try reader.value(depth: 0)
-            buffer = reader.buffer
-            return value
-        } catch {
-            switch error {
-            case .needMoreData: return nil
-            case .failed(let failure): throw failure
-            }
-        }
+        guard let value = try reader.nextValue() else { return nil }
+        buffer = reader.buffer
+        return value
     }
 
     /// Decodes every value in `bytes`, which must hold whole values only.
@@ -40,18 +33,7 @@ public struct AMF0Decoder: Sendable {
     /// - Throws: ``AMFError``, including ``AMFError/truncated(offset:)`` when the bytes end inside a value.
     public func decodeAll(_ bytes: some Sequence<UInt8>) throws(AMFError) -> [AMF0Value] {
         var reader = Reader(buffer: ByteBuffer(bytes: bytes), decoder: self)
-        var values: [AMF0Value] = []
-        while reader.buffer.readableBytes > 0 {
-            do {
-                values.append(try reader.value(depth: 0))
-            } catch {
-                switch error {
-                case .needMoreData: throw .truncated(offset: reader.offset)
-                case .failed(let failure): throw failure
-                }
-            }
-        }
-        return values
+        return try reader.allValues()
     }
 }
 
@@ -61,9 +43,42 @@ enum ReadFailure: Error {
     case failed(AMFError)
 }
 
+/// One decoding pass of either AMF version over its own copy of the cursor.
+protocol AMFValueReader {
+    associatedtype Value
+    var buffer: ByteBuffer { get }
+    /// Where the cursor is, for messages.
+    var offset: Int { get }
+    mutating func value(depth: Int) throws(ReadFailure) -> Value
+}
+
+extension AMFValueReader {
+    /// The next value, or `nil` when the bytes end inside it.
+    mutating func nextValue() throws(AMFError) -> Value? {
+        do {
+            return try value(depth: 0)
+        } catch {
+            switch error {
+            case .needMoreData: return nil
+            case .failed(let failure): throw failure
+            }
+        }
+    }
+
+    /// Every value up to the end of the bytes, which must not end inside one.
+    mutating func allValues() throws(AMFError) -> [Value] {
+        var values: [Value] = []
+        while buffer.readableBytes > 0 {
+            guard let value = try nextValue() else { throw .truncated(offset: offset) }
+            values.append(value)
+        }
+        return values
+    }
+}
+
 extension AMF0Decoder {
     /// The state of one decoding pass: a private copy of the cursor and the reference count.
-    fileprivate struct Reader {
+    fileprivate struct Reader: AMFValueReader {
         var buffer: ByteBuffer
         let decoder: AMF0Decoder
         let start: Int

@@ -24,16 +24,9 @@ public struct AMF3Decoder: Sendable {
     /// - Throws: ``AMFError`` when the bytes are not AMF3.
     public func decode(from buffer: inout ByteBuffer) throws(AMFError) -> AMF3Value? {
         var reader = Reader(buffer: buffer, decoder: self, baseOffset: 0)
-        do {
-            let value = try reader.value(depth: 0)
-            buffer = reader.buffer
-            return value
-        } catch {
-            switch error {
-            case .needMoreData: return nil
-            case .failed(let failure): throw failure
-            }
-        }
+        guard let value = try reader.nextValue() else { return nil }
+        buffer = reader.buffer
+        return value
     }
 
     /// Decodes every value in `bytes`, which must hold whole values only; the reference tables
@@ -42,18 +35,7 @@ public struct AMF3Decoder: Sendable {
     /// - Throws: ``AMFError``, including ``AMFError/truncated(offset:)`` when the bytes end inside a value.
     public func decodeAll(_ bytes: some Sequence<UInt8>) throws(AMFError) -> [AMF3Value] {
         var reader = Reader(buffer: ByteBuffer(bytes: bytes), decoder: self, baseOffset: 0)
-        var values: [AMF3Value] = []
-        while reader.buffer.readableBytes > 0 {
-            do {
-                values.append(try reader.value(depth: 0))
-            } catch {
-                switch error {
-                case .needMoreData: throw .truncated(offset: reader.offset)
-                case .failed(let failure): throw failure
-                }
-            }
-        }
-        return values
+        return try reader.allValues()
     }
 }
 
@@ -66,7 +48,7 @@ extension AMF3Decoder {
     }
 
     /// One decoding pass: the cursor and the three reference tables (§2.2 of the AMF3 specification).
-    struct Reader {
+    struct Reader: AMFValueReader {
         var buffer: ByteBuffer
         let decoder: AMF3Decoder
         private let start: Int
