@@ -63,15 +63,7 @@ final class SocketReadiness: Sendable {
                     precondition(state.waiter == nil, "only one task may wait for readiness at a time")
                     state.waiter = continuation
                     state.generation += 1
-                    if state.suspended {
-                        state.suspended = false
-                        if state.activated {
-                            source.resume()
-                        } else {
-                            state.activated = true
-                            source.activate()
-                        }
-                    }
+                    watch(&state)
                     return state.generation
                 }
                 guard let generation else {
@@ -92,14 +84,21 @@ final class SocketReadiness: Sendable {
     /// Watches the descriptor with nobody waiting, so that the next readiness is reported to `onReady`.
     func arm() {
         state.withLock { state in
-            guard state.suspended, !state.cancelled else { return }
-            state.suspended = false
-            if state.activated {
-                source.resume()
-            } else {
-                state.activated = true
-                source.activate()
-            }
+            guard !state.cancelled else { return }
+            watch(&state)
+        }
+    }
+
+    /// Lets a suspended source watch the descriptor again (activating it the first time). Called
+    /// under the lock.
+    private func watch(_ state: inout State) {
+        guard state.suspended else { return }
+        state.suspended = false
+        if state.activated {
+            source.resume()
+        } else {
+            state.activated = true
+            source.activate()
         }
     }
 
