@@ -46,18 +46,12 @@ public struct RTMPRecordCommand: ParsableCommand {
     var duration: Double?
     @Option(valueName: "seconds", help: "Stop when no media arrives for this long.")
     var idleTimeout: Double = 10
-    @Flag(help: "Use the Flash Player 9 digest handshake.")
-    var digestHandshake = false
-    @OptionGroup var format = JSONOutputOptions(help: "Print progress and the result as JSON lines.")
+    @OptionGroup var session: RTMPSessionOptions
 
     public init() {}
 
     public mutating func validate() throws {
-        do {
-            _ = try RTMPURL(url)
-        } catch {
-            throw ValidationError("invalid <rtmp-url>: \(error.detail)")
-        }
+        try RTMPSessionOptions.validate(url: url)
         if let duration, !(duration > 0) { throw ValidationError("--duration must be positive, got \(duration)") }
         guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive, got \(idleTimeout)") }
         guard !output.isEmpty else { throw ValidationError("--output must name a file") }
@@ -65,13 +59,12 @@ public struct RTMPRecordCommand: ParsableCommand {
 
     public func run(_ context: CommandContext) async throws {
         let rtmpURL = try RTMPURL(url)
-        var connection = RTMPConnection.Configuration.recording
-        connection.client.handshake = digestHandshake ? .digest : .plain
+        let connection = session.connection(.recording)
         let options = RTMPRecorder.Options(
             duration: duration.map { .milliseconds(Int64(($0 * 1_000).rounded())) },
             idleTimeout: .milliseconds(Int64((idleTimeout * 1_000).rounded())), connection: connection)
         let recorder = RTMPRecorder(url: rtmpURL, options: options)
-        let reporter = ProgressPrinter(context: context, json: format.json)
+        let reporter = ProgressPrinter(context: context, json: session.json)
         let output = output
         let summary: RTMPRecorder.Summary
         do {
@@ -132,27 +125,20 @@ public struct RTMPPublishCommand: ParsableCommand {
     var url: String
     @Flag(help: "Send at the pace of the file's timestamps.")
     var realtime = false
-    @Flag(help: "Use the Flash Player 9 digest handshake.")
-    var digestHandshake = false
-    @OptionGroup var format = JSONOutputOptions(help: "Print progress and the result as JSON lines.")
+    @OptionGroup var session: RTMPSessionOptions
 
     public init() {}
 
     public mutating func validate() throws {
-        do {
-            _ = try RTMPURL(url)
-        } catch {
-            throw ValidationError("invalid <rtmp-url>: \(error.detail)")
-        }
+        try RTMPSessionOptions.validate(url: url)
     }
 
     public func run(_ context: CommandContext) async throws {
         let rtmpURL = try RTMPURL(url)
-        var connection = RTMPConnection.Configuration()
-        connection.client.handshake = digestHandshake ? .digest : .plain
+        let connection = session.connection(RTMPConnection.Configuration())
         let publisher = RTMPPublisher(
             url: rtmpURL, options: RTMPPublisher.Options(realtime: realtime, connection: connection))
-        let reporter = ProgressPrinter(context: context, json: format.json)
+        let reporter = ProgressPrinter(context: context, json: session.json)
         let started = ContinuousClock.now
         let input = input
         let progress: RTMPPublisher.Progress
