@@ -9,14 +9,12 @@ extension VariantPreference: ExpressibleByArgument {
     }
 }
 
-/// `--audio`: which audio renditions to take.
-struct AudioPreference: Hashable, Sendable, ExpressibleByArgument {
+/// `--audio` or `--subs`: which renditions of one type to take; `Kind` gives the default and the
+/// words the message lists.
+struct RenditionArgument<Kind: RenditionArgumentKind>: Hashable, Sendable, ExpressibleByArgument {
     let rendition: RenditionPreference
 
-    /// The default rendition.
-    static let automatic = AudioPreference(rendition: .automatic)
-
-    private init(rendition: RenditionPreference) { self.rendition = rendition }
+    fileprivate init(rendition: RenditionPreference) { self.rendition = rendition }
 
     init?(argument: String) {
         guard let rendition = RenditionPreference(argument) else { return nil }
@@ -26,29 +24,38 @@ struct AudioPreference: Hashable, Sendable, ExpressibleByArgument {
     var defaultValueDescription: String { rendition.description }
 
     static func invalidValueMessage(_ argument: String, for name: String) -> String {
-        "\(name) must be auto, all, none, a language or name:NAME, got '\(argument)'"
+        "\(name) must be \(Kind.choices), got '\(argument)'"
     }
 }
 
+/// What differs between the rendition arguments.
+protocol RenditionArgumentKind: Hashable, Sendable {
+    /// The words of the message for a value that is not one of them.
+    static var choices: String { get }
+}
+
+enum AudioRenditionKind: RenditionArgumentKind {
+    static let choices = "auto, all, none, a language or name:NAME"
+}
+
+enum SubtitleRenditionKind: RenditionArgumentKind {
+    static let choices = "all, none, a language or name:NAME"
+}
+
+/// `--audio`: which audio renditions to take.
+typealias AudioPreference = RenditionArgument<AudioRenditionKind>
+
 /// `--subs`: which subtitle renditions to take.
-struct SubtitlePreference: Hashable, Sendable, ExpressibleByArgument {
-    let rendition: RenditionPreference
+typealias SubtitlePreference = RenditionArgument<SubtitleRenditionKind>
 
+extension RenditionArgument where Kind == AudioRenditionKind {
+    /// The default rendition.
+    static var automatic: Self { Self(rendition: .automatic) }
+}
+
+extension RenditionArgument where Kind == SubtitleRenditionKind {
     /// Every subtitle rendition.
-    static let all = SubtitlePreference(rendition: .all)
-
-    private init(rendition: RenditionPreference) { self.rendition = rendition }
-
-    init?(argument: String) {
-        guard let rendition = RenditionPreference(argument) else { return nil }
-        self.rendition = rendition
-    }
-
-    var defaultValueDescription: String { rendition.description }
-
-    static func invalidValueMessage(_ argument: String, for name: String) -> String {
-        "\(name) must be all, none, a language or name:NAME, got '\(argument)'"
-    }
+    static var all: Self { Self(rendition: .all) }
 }
 
 extension DownloadFileType: ExpressibleByArgument {
