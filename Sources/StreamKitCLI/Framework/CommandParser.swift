@@ -241,25 +241,21 @@ private struct CommandContainer<Key: CodingKey>: KeyedDecodingContainerProtocol 
 }
 
 /// The decoder one argument wrapper sees: its default instance and the words given for it.
-struct ArgumentValueDecoder: Decoder {
+struct ArgumentValueDecoder: ContainerlessDecoder {
     let prototype: any ArgumentDeclaration
     let definition: ArgumentDefinition
     let words: [String]
-    var codingPath: [any CodingKey] { [] }
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
-
-    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        throw notAnArgument("keyed container")
-    }
-    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw notAnArgument("unkeyed container") }
-    func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        throw notAnArgument("single value container")
-    }
 }
 
 /// The decoder an ``OptionGroup`` sees: a decoder for its group type's members.
-struct ArgumentGroupDecoder: Decoder {
+struct ArgumentGroupDecoder: ContainerlessDecoder {
     let members: CommandDecoder
+}
+
+/// A decoder that only carries what a wrapper reads from it directly, and has no containers.
+protocol ContainerlessDecoder: Decoder {}
+
+extension ContainerlessDecoder {
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
