@@ -1,12 +1,12 @@
+import StreamKitCore
+import StreamKitHTTP
+
 /// Why an HTTP client request failed, with the context of what failed: the URL, the HTTP status,
 /// the byte offset the body reached, and libcurl's or our own explanation.
 ///
 /// Errors compare equal by kind (`error.kind == .truncatedBody`, or `error == .cancelled`); the
 /// rest is context for people and for retry decisions. New kinds may be added.
-import StreamKitCore
-import StreamKitHTTP
-
-public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct HTTPClientError: KindedError {
     /// What went wrong, without the context.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         private let name: String
@@ -160,14 +160,9 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     }
 
     public var description: String {
-        var text = "\(kind)"
-        if let url { text += " for \(url)" }
-        if let status, !detail.contains("HTTP \(status.rawValue)") { text += " (HTTP \(status.rawValue))" }
-        if let byteOffset, kind != .truncatedBody { text += " at byte \(byteOffset)" }
-        if !detail.isEmpty { text += ": \(detail)" }
-        return text
+        message(
+            "\(kind)", url.map { " for \($0)" },
+            status.flatMap { detail.contains("HTTP \($0.rawValue)") ? nil : " (HTTP \($0.rawValue))" },
+            byteOffset.flatMap { kind == .truncatedBody ? nil : " at byte \($0)" })
     }
-
-    public static func == (lhs: HTTPClientError, rhs: HTTPClientError) -> Bool { lhs.kind == rhs.kind }
-    public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
 }

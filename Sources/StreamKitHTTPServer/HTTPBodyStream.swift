@@ -69,30 +69,22 @@ protocol HTTPBodySink: Sendable {
 }
 
 /// Failures of the server itself, as opposed to a client's malformed request.
-public struct HTTPServerError: Error, Hashable, Sendable, CustomStringConvertible {
-    private enum Code: Hashable, Sendable {
+public struct HTTPServerError: KindedError {
+    package enum Kind: Hashable, Sendable {
         case connectionClosed
         case invalidAddress
     }
 
-    private let code: Code
+    package let kind: Kind
     /// What it was about, such as the address that did not parse.
     public let detail: String
 
-    private init(_ code: Code, _ detail: String) {
-        self.code = code
-        self.detail = detail
-    }
-
     public var description: String { detail }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
-
     /// The connection a streaming body was written to has closed.
-    public static let connectionClosed = Self(.connectionClosed, "the connection closed")
+    public static let connectionClosed = Self(kind: .connectionClosed, detail: "the connection closed")
     /// The address to listen on is not an IPv4 or IPv6 address or `localhost`.
     public static func invalidAddress(_ host: String) -> Self {
-        Self(.invalidAddress, "'\(host)' is not an IP address or localhost")
+        Self(kind: .invalidAddress, detail: "'\(host)' is not an IP address or localhost")
     }
 }

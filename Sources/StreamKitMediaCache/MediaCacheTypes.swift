@@ -96,7 +96,7 @@ public enum MediaCacheEvent: Hashable, Sendable {
 }
 
 /// Why a cache operation failed, with what it was about.
-public struct MediaCacheError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct MediaCacheError: KindedError {
     /// What went wrong.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         private let name: String
@@ -139,15 +139,7 @@ public struct MediaCacheError: Error, Hashable, Sendable, CustomStringConvertibl
         self.detail = detail
     }
 
-    public var description: String {
-        var text = "\(kind): \(subject)"
-        if let status { text += " (HTTP \(status.rawValue))" }
-        if !detail.isEmpty { text += ": \(detail)" }
-        return text
-    }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.kind == rhs.kind }
-    public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
+    public var description: String { message("\(kind): \(subject)", status.map { " (HTTP \($0.rawValue))" }) }
 }
 
 /// How a ``MediaCache`` stores and fetches.

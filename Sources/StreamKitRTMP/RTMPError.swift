@@ -4,7 +4,7 @@ import StreamKitCore
 /// server's own text, the chunk stream.
 ///
 /// Errors compare equal by ``kind``, wherever and with whatever text they happened.
-public struct RTMPError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct RTMPError: KindedError {
     /// What kind of failure it was; compare with the static members.
     public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
@@ -132,7 +132,4 @@ public struct RTMPError: Error, Hashable, Sendable, CustomStringConvertible {
         if let serverDescription, !serverDescription.isEmpty { text += ": \(serverDescription)" }
         return text
     }
-
-    public static func == (lhs: RTMPError, rhs: RTMPError) -> Bool { lhs.kind == rhs.kind }
-    public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
 }

@@ -6,7 +6,7 @@ import StreamKitHTTPClient
 ///
 /// Errors compare equal by kind; the rest is context. Everything fetched before a failure stays in
 /// the package, so running the job again resumes it.
-public struct HLSDownloadError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct HLSDownloadError: KindedError {
     /// What went wrong, without the context.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         private let name: String
@@ -91,13 +91,6 @@ public struct HLSDownloadError: Error, Hashable, Sendable, CustomStringConvertib
     public static let cancelled = HLSDownloadError(.cancelled, detail: "cancelled; the package state is saved")
 
     public var description: String {
-        var text = "\(kind)"
-        if let url { text += " for \(url)" }
-        if let status { text += " (HTTP \(status.rawValue))" }
-        if !detail.isEmpty { text += ": \(detail)" }
-        return text
+        message("\(kind)", url.map { " for \($0)" }, status.map { " (HTTP \($0.rawValue))" })
     }
-
-    public static func == (lhs: HLSDownloadError, rhs: HLSDownloadError) -> Bool { lhs.kind == rhs.kind }
-    public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
 }
