@@ -213,15 +213,8 @@ extension PlaylistParser {
     ) throws(ParseFailure)
         -> String?
     {
-        let range = try unquoted(slot, name)
-        let word = text.string(range)
-        if allowed.contains(word) { return word }
-        let upper = word.uppercased()
-        if allowed.contains(upper) {
-            warn("\(name)=\(word) is not upper-case")
-            return upper
-        }
-        return nil
+        let word = try enumerated(slot, name, preferring: allowed)
+        return allowed.contains(word) ? word : nil
     }
 
     /// An enumerated string of an open set: one of `known` (case corrected, with a warning), or as written.
