@@ -71,23 +71,21 @@ enum MediaAttribute: Int, AttributeKey {
     ])
 }
 
-enum StreamInfAttribute: Int, AttributeKey {
-    case bandwidth, averageBandwidth, score, codecs, supplementalCodecs, resolution, frameRate, hdcpLevel, allowedCPC
-    case videoRange, requiredVideoLayout, stableVariantID, audio, video, subtitles, closedCaptions, pathwayID
-    static let table = AttributeTable([
-        "BANDWIDTH", "AVERAGE-BANDWIDTH", "SCORE", "CODECS", "SUPPLEMENTAL-CODECS", "RESOLUTION", "FRAME-RATE",
+/// The attributes of EXT-X-STREAM-INF and EXT-X-I-FRAME-STREAM-INF. The I-frame tag has a URI attribute where the
+/// variant tag has a URI line, and no FRAME-RATE, AUDIO, SUBTITLES or CLOSED-CAPTIONS (RFC 8216bis §4.4.6.3).
+enum VariantAttribute: Int, AttributeKey {
+    case uri, bandwidth, averageBandwidth, score, codecs, supplementalCodecs, resolution, frameRate, hdcpLevel
+    case allowedCPC, videoRange, requiredVideoLayout, stableVariantID, audio, video, subtitles, closedCaptions
+    case pathwayID
+    private static let names = [
+        "URI", "BANDWIDTH", "AVERAGE-BANDWIDTH", "SCORE", "CODECS", "SUPPLEMENTAL-CODECS", "RESOLUTION", "FRAME-RATE",
         "HDCP-LEVEL", "ALLOWED-CPC", "VIDEO-RANGE", "REQ-VIDEO-LAYOUT", "STABLE-VARIANT-ID", "AUDIO", "VIDEO",
         "SUBTITLES", "CLOSED-CAPTIONS", "PATHWAY-ID",
-    ])
-}
-
-enum IFrameStreamInfAttribute: Int, AttributeKey {
-    case uri, bandwidth, averageBandwidth, score, codecs, supplementalCodecs, resolution, hdcpLevel, allowedCPC
-    case videoRange, requiredVideoLayout, stableVariantID, video, pathwayID
-    static let table = AttributeTable([
-        "URI", "BANDWIDTH", "AVERAGE-BANDWIDTH", "SCORE", "CODECS", "SUPPLEMENTAL-CODECS", "RESOLUTION", "HDCP-LEVEL",
-        "ALLOWED-CPC", "VIDEO-RANGE", "REQ-VIDEO-LAYOUT", "STABLE-VARIANT-ID", "VIDEO", "PATHWAY-ID",
-    ])
+    ]
+    /// EXT-X-STREAM-INF.
+    static let table = AttributeTable(names, leavingOut: ["URI"])
+    /// EXT-X-I-FRAME-STREAM-INF.
+    static let iFrameTable = AttributeTable(names, leavingOut: ["FRAME-RATE", "AUDIO", "SUBTITLES", "CLOSED-CAPTIONS"])
 }
 
 enum SessionDataAttribute: Int, AttributeKey {

@@ -12,9 +12,10 @@ struct AttributeTable {
     let names: [[UInt8]]
     let displayNames: [String]
 
-    init(_ names: [String]) {
+    /// A table of `names`; those in `undefined` match nothing, for a tag that leaves out some keys of its enum.
+    init(_ names: [String], leavingOut undefined: Set<String> = []) {
         displayNames = names
-        self.names = names.map { Array($0.utf8) }
+        self.names = names.map { undefined.contains($0) ? [] : Array($0.utf8) }
     }
 }
 
@@ -35,12 +36,12 @@ extension PlaylistParser {
     // MARK: Attribute lists (RFC 8216bis §4.2)
 
     /// Reads the attribute list in `range` and matches it against `Key`'s names; unknown attributes are kept
-    /// as written in ``Attributes/others``.
+    /// as written in ``Attributes/others``. `table` replaces `Key.table` for a tag that defines fewer of the keys.
     mutating func attributes<Key: AttributeKey>(
-        _ range: Range<Int>, _ keys: Key.Type, tag: KnownTag
+        _ range: Range<Int>, _ keys: Key.Type, tag: KnownTag, table: AttributeTable? = nil
     ) throws(ParseFailure) -> Attributes<Key> {
         try scanAttributeList(range, tagName: tag.name)
-        let table = Key.table
+        let table = table ?? Key.table
         var result = Attributes<Key>(slots: [AttributeSlot?](repeating: nil, count: table.names.count))
         var otherNames: Set<String> = []
         for slot in attributeSlots {
@@ -212,15 +213,8 @@ extension PlaylistParser {
     ) throws(ParseFailure)
         -> String?
     {
-        let range = try unquoted(slot, name)
-        let word = text.string(range)
-        if allowed.contains(word) { return word }
-        let upper = word.uppercased()
-        if allowed.contains(upper) {
-            warn("\(name)=\(word) is not upper-case")
-            return upper
-        }
-        return nil
+        let word = try enumerated(slot, name, preferring: allowed)
+        return allowed.contains(word) ? word : nil
     }
 
     /// An enumerated string of an open set: one of `known` (case corrected, with a warning), or as written.

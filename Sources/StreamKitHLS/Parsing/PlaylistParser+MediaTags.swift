@@ -12,21 +12,21 @@ extension PlaylistParser {
     }
 
     mutating func readMediaSequence(_ value: Range<Int>) throws(ParseFailure) {
-        let range = trimmedWarning(value, "the EXT-X-MEDIA-SEQUENCE value")
-        guard let sequence = NumberParsing.decimalInteger(bytes, range) else {
-            throw failure("EXT-X-MEDIA-SEQUENCE is not a decimal integer: '\(text.excerpt(range))'")
-        }
-        if !media.segments.isEmpty { warn("EXT-X-MEDIA-SEQUENCE must come before the first segment") }
-        media.mediaSequence = sequence
+        media.mediaSequence = try sequenceNumber(value, tag: .mediaSequence)
     }
 
     mutating func readDiscontinuitySequence(_ value: Range<Int>) throws(ParseFailure) {
-        let range = trimmedWarning(value, "the EXT-X-DISCONTINUITY-SEQUENCE value")
+        media.discontinuitySequence = try sequenceNumber(value, tag: .discontinuitySequence)
+    }
+
+    /// The value of EXT-X-MEDIA-SEQUENCE or EXT-X-DISCONTINUITY-SEQUENCE, which belong before the first segment.
+    private mutating func sequenceNumber(_ value: Range<Int>, tag: KnownTag) throws(ParseFailure) -> UInt64 {
+        let range = trimmedWarning(value, "the \(tag.name) value")
         guard let sequence = NumberParsing.decimalInteger(bytes, range) else {
-            throw failure("EXT-X-DISCONTINUITY-SEQUENCE is not a decimal integer: '\(text.excerpt(range))'")
+            throw failure("\(tag.name) is not a decimal integer: '\(text.excerpt(range))'")
         }
-        if !media.segments.isEmpty { warn("EXT-X-DISCONTINUITY-SEQUENCE must come before the first segment") }
-        media.discontinuitySequence = sequence
+        if !media.segments.isEmpty { warn("\(tag.name) must come before the first segment") }
+        return sequence
     }
 
     mutating func readPlaylistType(_ value: Range<Int>) throws(ParseFailure) {

@@ -104,10 +104,37 @@ extension PlaylistParser {
     }
 
     mutating func readStreamInf(_ value: Range<Int>) throws(ParseFailure) {
-        let list = try attributes(value, StreamInfAttribute.self, tag: .streamInf)
+        let list = try attributes(value, VariantAttribute.self, tag: .streamInf)
         guard let bandwidthSlot = list[.bandwidth] else { throw failure("EXT-X-STREAM-INF needs BANDWIDTH") }
         var variant = VariantStream(
             uri: "", bandwidth: try int(bandwidthSlot, "BANDWIDTH"), otherAttributes: list.others)
+        let streamInfOnly = try readVariantAttributes(list, into: &variant)
+        variant.streamInfOnly = streamInfOnly
+        pendingVariant = variant
+        pendingVariantLine = lineNumber
+    }
+
+    mutating func readIFrameStreamInf(_ value: Range<Int>) throws(ParseFailure) {
+        let list = try attributes(
+            value, VariantAttribute.self, tag: .iFrameStreamInf, table: VariantAttribute.iFrameTable)
+        guard let uriSlot = list[.uri] else { throw failure("EXT-X-I-FRAME-STREAM-INF needs a URI") }
+        guard let bandwidthSlot = list[.bandwidth] else { throw failure("EXT-X-I-FRAME-STREAM-INF needs BANDWIDTH") }
+        var variant = IFrameVariantStream(
+            uri: try quotedString(uriSlot, "URI"), bandwidth: try int(bandwidthSlot, "BANDWIDTH"),
+            otherAttributes: list.others)
+        // Its table has none of the attributes only EXT-X-STREAM-INF defines.
+        _ = try readVariantAttributes(list, into: &variant)
+        placePendingLines(.beforeIFrameVariant(multivariant.iFrameVariants.count))
+        multivariant.iFrameVariants.append(variant)
+        iFrameVariantLines.append(lineNumber)
+    }
+
+    /// Reads the attributes of either variant tag after `BANDWIDTH`, in the RFC's order: those both tags define
+    /// into `variant`, and those only EXT-X-STREAM-INF defines into the result; notes an obsolete PROGRAM-ID.
+    private mutating func readVariantAttributes(
+        _ list: Attributes<VariantAttribute>, into variant: inout some SharedVariantAttributes
+    ) throws(ParseFailure) -> StreamInfOnlyAttributes {
+        var only = StreamInfOnlyAttributes()
         if let slot = list[.averageBandwidth] { variant.averageBandwidth = try int(slot, "AVERAGE-BANDWIDTH") }
         if let slot = list[.score] { variant.score = try float(slot, "SCORE") }
         if let slot = list[.codecs] { variant.codecs = try quotedString(slot, "CODECS") }
@@ -115,7 +142,7 @@ extension PlaylistParser {
             variant.supplementalCodecs = try quotedString(slot, "SUPPLEMENTAL-CODECS")
         }
         if let slot = list[.resolution] { variant.resolution = try resolution(slot, "RESOLUTION") }
-        if let slot = list[.frameRate] { variant.frameRate = try float(slot, "FRAME-RATE") }
+        if let slot = list[.frameRate] { only.frameRate = try float(slot, "FRAME-RATE") }
         if let slot = list[.hdcpLevel] { variant.hdcpLevel = try enumeratedString(slot, "HDCP-LEVEL") }
         if let slot = list[.allowedCPC] { variant.allowedCPC = try quotedString(slot, "ALLOWED-CPC") }
         if let slot = list[.videoRange] { variant.videoRange = try enumeratedString(slot, "VIDEO-RANGE") }
@@ -123,51 +150,21 @@ extension PlaylistParser {
             variant.requiredVideoLayout = try quotedString(slot, "REQ-VIDEO-LAYOUT")
         }
         if let slot = list[.stableVariantID] { variant.stableVariantID = try quotedString(slot, "STABLE-VARIANT-ID") }
-        if let slot = list[.audio] { variant.audio = try quotedString(slot, "AUDIO") }
+        if let slot = list[.audio] { only.audio = try quotedString(slot, "AUDIO") }
         if let slot = list[.video] { variant.video = try quotedString(slot, "VIDEO") }
-        if let slot = list[.subtitles] { variant.subtitles = try quotedString(slot, "SUBTITLES") }
+        if let slot = list[.subtitles] { only.subtitles = try quotedString(slot, "SUBTITLES") }
         if let slot = list[.closedCaptions] {
             if slot.isQuoted {
-                variant.closedCaptions = .group(try substitutedString(slot.value, what: "CLOSED-CAPTIONS"))
+                only.closedCaptions = .group(try substitutedString(slot.value, what: "CLOSED-CAPTIONS"))
             } else if try enumerated(slot, "CLOSED-CAPTIONS", oneOf: ["NONE"]) != nil {
-                variant.closedCaptions = .noneDeclared
+                only.closedCaptions = .noneDeclared
             } else {
                 throw failure("CLOSED-CAPTIONS must be a quoted GROUP-ID or NONE, not '\(text.excerpt(slot.value))'")
             }
         }
         if let slot = list[.pathwayID] { variant.pathwayID = try quotedString(slot, "PATHWAY-ID") }
         if programIDLine == 0, list.others.contains(where: { $0.name == "PROGRAM-ID" }) { programIDLine = lineNumber }
-        pendingVariant = variant
-        pendingVariantLine = lineNumber
-    }
-
-    mutating func readIFrameStreamInf(_ value: Range<Int>) throws(ParseFailure) {
-        let list = try attributes(value, IFrameStreamInfAttribute.self, tag: .iFrameStreamInf)
-        guard let uriSlot = list[.uri] else { throw failure("EXT-X-I-FRAME-STREAM-INF needs a URI") }
-        guard let bandwidthSlot = list[.bandwidth] else { throw failure("EXT-X-I-FRAME-STREAM-INF needs BANDWIDTH") }
-        var variant = IFrameVariantStream(
-            uri: try quotedString(uriSlot, "URI"), bandwidth: try int(bandwidthSlot, "BANDWIDTH"),
-            otherAttributes: list.others)
-        if let slot = list[.averageBandwidth] { variant.averageBandwidth = try int(slot, "AVERAGE-BANDWIDTH") }
-        if let slot = list[.score] { variant.score = try float(slot, "SCORE") }
-        if let slot = list[.codecs] { variant.codecs = try quotedString(slot, "CODECS") }
-        if let slot = list[.supplementalCodecs] {
-            variant.supplementalCodecs = try quotedString(slot, "SUPPLEMENTAL-CODECS")
-        }
-        if let slot = list[.resolution] { variant.resolution = try resolution(slot, "RESOLUTION") }
-        if let slot = list[.hdcpLevel] { variant.hdcpLevel = try enumeratedString(slot, "HDCP-LEVEL") }
-        if let slot = list[.allowedCPC] { variant.allowedCPC = try quotedString(slot, "ALLOWED-CPC") }
-        if let slot = list[.videoRange] { variant.videoRange = try enumeratedString(slot, "VIDEO-RANGE") }
-        if let slot = list[.requiredVideoLayout] {
-            variant.requiredVideoLayout = try quotedString(slot, "REQ-VIDEO-LAYOUT")
-        }
-        if let slot = list[.stableVariantID] { variant.stableVariantID = try quotedString(slot, "STABLE-VARIANT-ID") }
-        if let slot = list[.video] { variant.video = try quotedString(slot, "VIDEO") }
-        if let slot = list[.pathwayID] { variant.pathwayID = try quotedString(slot, "PATHWAY-ID") }
-        if programIDLine == 0, list.others.contains(where: { $0.name == "PROGRAM-ID" }) { programIDLine = lineNumber }
-        placePendingLines(.beforeIFrameVariant(multivariant.iFrameVariants.count))
-        multivariant.iFrameVariants.append(variant)
-        iFrameVariantLines.append(lineNumber)
+        return only
     }
 
     mutating func readSessionData(_ value: Range<Int>) throws(ParseFailure) {

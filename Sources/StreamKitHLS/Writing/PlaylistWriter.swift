@@ -148,28 +148,7 @@ struct PlaylistWriter {
         for (index, variant) in playlist.variants.enumerated() {
             writePlaced(.beforeVariant(index), &self)
             var list = AttributeListWriter()
-            list.integer("BANDWIDTH", variant.bandwidth)
-            list.integer("AVERAGE-BANDWIDTH", variant.averageBandwidth)
-            list.float("SCORE", variant.score)
-            list.quoted("CODECS", variant.codecs)
-            list.quoted("SUPPLEMENTAL-CODECS", variant.supplementalCodecs)
-            list.unquoted("RESOLUTION", variant.resolution?.description)
-            list.float("FRAME-RATE", variant.frameRate)
-            list.unquoted("HDCP-LEVEL", variant.hdcpLevel)
-            list.quoted("ALLOWED-CPC", variant.allowedCPC)
-            list.unquoted("VIDEO-RANGE", variant.videoRange)
-            list.quoted("REQ-VIDEO-LAYOUT", variant.requiredVideoLayout)
-            list.quoted("STABLE-VARIANT-ID", variant.stableVariantID)
-            list.quoted("AUDIO", variant.audio)
-            list.quoted("VIDEO", variant.video)
-            list.quoted("SUBTITLES", variant.subtitles)
-            switch variant.closedCaptions {
-            case .group(let id): list.quoted("CLOSED-CAPTIONS", id)
-            case .noneDeclared: list.unquoted("CLOSED-CAPTIONS", "NONE")
-            case nil: break
-            }
-            list.quoted("PATHWAY-ID", variant.pathwayID)
-            list.others(variant.otherAttributes)
+            list.variantAttributes(variant, variant.streamInfOnly)
             tag("#EXT-X-STREAM-INF:", list)
             uriLine(variant.uri)
         }
@@ -177,20 +156,7 @@ struct PlaylistWriter {
             writePlaced(.beforeIFrameVariant(index), &self)
             var list = AttributeListWriter()
             list.quoted("URI", variant.uri)
-            list.integer("BANDWIDTH", variant.bandwidth)
-            list.integer("AVERAGE-BANDWIDTH", variant.averageBandwidth)
-            list.float("SCORE", variant.score)
-            list.quoted("CODECS", variant.codecs)
-            list.quoted("SUPPLEMENTAL-CODECS", variant.supplementalCodecs)
-            list.unquoted("RESOLUTION", variant.resolution?.description)
-            list.unquoted("HDCP-LEVEL", variant.hdcpLevel)
-            list.quoted("ALLOWED-CPC", variant.allowedCPC)
-            list.unquoted("VIDEO-RANGE", variant.videoRange)
-            list.quoted("REQ-VIDEO-LAYOUT", variant.requiredVideoLayout)
-            list.quoted("STABLE-VARIANT-ID", variant.stableVariantID)
-            list.quoted("VIDEO", variant.video)
-            list.quoted("PATHWAY-ID", variant.pathwayID)
-            list.others(variant.otherAttributes)
+            list.variantAttributes(variant, StreamInfOnlyAttributes())
             tag("#EXT-X-I-FRAME-STREAM-INF:", list)
         }
         for extra in atEnd { write(extra) }
@@ -407,6 +373,35 @@ struct AttributeListWriter {
             case .unquoted(let text): unquoted(attribute.name, text)
             }
         }
+    }
+}
+
+extension AttributeListWriter {
+    /// The attributes of either variant tag after any `URI`, in the RFC's order: those both tags define from
+    /// `variant`, and those only EXT-X-STREAM-INF defines from `streamInfOnly`.
+    mutating func variantAttributes(_ variant: some SharedVariantAttributes, _ streamInfOnly: StreamInfOnlyAttributes) {
+        integer("BANDWIDTH", variant.bandwidth)
+        integer("AVERAGE-BANDWIDTH", variant.averageBandwidth)
+        float("SCORE", variant.score)
+        quoted("CODECS", variant.codecs)
+        quoted("SUPPLEMENTAL-CODECS", variant.supplementalCodecs)
+        unquoted("RESOLUTION", variant.resolution?.description)
+        float("FRAME-RATE", streamInfOnly.frameRate)
+        unquoted("HDCP-LEVEL", variant.hdcpLevel)
+        quoted("ALLOWED-CPC", variant.allowedCPC)
+        unquoted("VIDEO-RANGE", variant.videoRange)
+        quoted("REQ-VIDEO-LAYOUT", variant.requiredVideoLayout)
+        quoted("STABLE-VARIANT-ID", variant.stableVariantID)
+        quoted("AUDIO", streamInfOnly.audio)
+        quoted("VIDEO", variant.video)
+        quoted("SUBTITLES", streamInfOnly.subtitles)
+        switch streamInfOnly.closedCaptions {
+        case .group(let id): quoted("CLOSED-CAPTIONS", id)
+        case .noneDeclared: unquoted("CLOSED-CAPTIONS", "NONE")
+        case nil: break
+        }
+        quoted("PATHWAY-ID", variant.pathwayID)
+        others(variant.otherAttributes)
     }
 }
 
