@@ -179,15 +179,13 @@ final class DemoRun: Sendable {
         for await event in events {
             switch event {
             case .progress(let info) where info.id == added.id:
-                display.update([
-                    ProgressLine(
-                        label: info.id, fraction: info.progress, bytes: info.bytesDone, totalBytes: info.bytesExpected,
-                        totalIsEstimate: true, bytesPerSecond: info.bytesPerSecond > 0 ? info.bytesPerSecond : nil)
-                ])
+                display.update([Self.progressLine(info)])
             case .stateChanged(let info, let from) where info.id == added.id:
                 display.message("      \(info.id): \(from) → \(info.state)\n")
                 if info.state == .stopped { outcome = .failure(DemoFailure("interrupted")) }
             case .completed(let info) where info.id == added.id:
+                // Progress events are spaced out: the last may come before the last bytes.
+                display.update([Self.progressLine(info)])
                 outcome = .success(info)
             case .failed(let info, let error) where info.id == added.id:
                 outcome = .failure(DemoFailure("the download failed: \(error)"))
@@ -204,6 +202,12 @@ final class DemoRun: Sendable {
         case .failure(let failure): throw failure
         case nil: throw DemoFailure("the queue's events ended before the task did")
         }
+    }
+
+    private static func progressLine(_ info: DownloadTaskInfo) -> ProgressLine {
+        ProgressLine(
+            label: info.id, fraction: info.progress, bytes: info.bytesDone, totalBytes: info.bytesExpected,
+            totalIsEstimate: true, bytesPerSecond: info.bytesPerSecond > 0 ? info.bytesPerSecond : nil)
     }
 
     /// The cache in the demo's home (`cache/`, where `streamkit play` and `cache` look).
