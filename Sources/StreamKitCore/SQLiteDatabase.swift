@@ -4,6 +4,12 @@ import SQLite3
 import CStreamKitSQLite
 #endif
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A value stored in or read from SQLite.
 public enum SQLiteValue: Hashable, Sendable {
     case null
@@ -104,7 +110,17 @@ public final class SQLiteDatabase {
         sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
         sqlite3_extended_result_codes(handle, 0)
         if path != ":memory:" {
-            try execute("PRAGMA journal_mode=WAL")
+            // Turning a new file to WAL takes an exclusive lock, for which SQLite does not wait:
+            // a second process opening the same new file at that moment got "database is locked".
+            let deadline = ContinuousClock.now + .milliseconds(Int(busyTimeoutMilliseconds))
+            while true {
+                do throws(SQLiteError) {
+                    try execute("PRAGMA journal_mode=WAL")
+                    break
+                } catch  where error.isBusy && ContinuousClock.now < deadline {
+                    usleep(5_000)
+                }
+            }
             try execute("PRAGMA synchronous=NORMAL")
         }
         try execute("PRAGMA foreign_keys=ON")

@@ -118,7 +118,7 @@ extension StoreTests {
     /// already exists"), so that the command exited. Readers racing on new indexes now all see
     /// one schema and an empty list.
     @Test func readersOpeningANewIndexAtOnceAllSucceed() async throws {
-        for round in 0..<10 {
+        for round in 0..<30 {
             let directory = try TestRun.makeTemporaryDirectory("index-race-\(round)").path
             // An empty file: the state between a process creating it and writing the schema.
             #expect(FileManager.default.createFile(atPath: directory + "/index.sqlite", contents: nil))
