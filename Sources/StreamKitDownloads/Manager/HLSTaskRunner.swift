@@ -22,14 +22,23 @@ struct HLSTaskRunner: Sendable {
             let done = Mutex<Int64>(0)
             do {
                 try await withTaskCancellationHandler {
+                    var last: HLSDownloadProgress?
                     for await event in download.events {
                         guard case .progress(let value) = event else { continue }
                         done.withLock { $0 = value.bytesDone }
+                        last = value
                         progress.report(
                             done: value.bytesDone, expected: value.estimatedTotalBytes,
                             fraction: value.fractionCompleted, speed: value.bytesPerSecond)
                     }
                     _ = try await download.result()
+                    // The engine's last figures, which the gate may have held back as too soon
+                    // after the one before: a finished task shows what it fetched.
+                    if let last {
+                        progress.report(
+                            done: last.bytesDone, expected: last.estimatedTotalBytes,
+                            fraction: last.fractionCompleted, speed: last.bytesPerSecond, final: true)
+                    }
                 } onCancel: {
                     download.cancel()
                 }

@@ -20,16 +20,20 @@ final class ProgressGate: Sendable {
 
     init(interval: Duration) { self.interval = interval }
 
-    /// A report when the interval has passed since the last one (the first always passes).
-    func report(done: Int64, expected: Int64?, fraction: Double?, speed: Double?) -> Report? {
+    /// A report when the interval has passed since the last one (the first always passes), or
+    /// when it is the `final` one of a run, which must not be lost.
+    func report(done: Int64, expected: Int64?, fraction: Double?, speed: Double?, final: Bool = false) -> Report? {
         state.withLock { state in
             let now = ContinuousClock.now
             if let last = state.last {
                 let elapsed = last.duration(to: now)
-                guard elapsed >= interval else { return nil }
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                let instant = Double(max(0, done - state.lastDone)) / max(seconds, 1e-3)
-                state.speed = state.speed == 0 ? instant : state.speed * 0.7 + instant * 0.3
+                if elapsed >= interval {
+                    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                    let instant = Double(max(0, done - state.lastDone)) / max(seconds, 1e-3)
+                    state.speed = state.speed == 0 ? instant : state.speed * 0.7 + instant * 0.3
+                } else if !final {
+                    return nil
+                }
             }
             state.last = now
             state.lastDone = done
@@ -45,9 +49,10 @@ extension ProgressGate {
         let gate: ProgressGate
         let continuation: AsyncStream<Report>.Continuation
 
-        /// Passes the progress on when the gate lets it through.
-        func report(done: Int64, expected: Int64?, fraction: Double?, speed: Double?) {
-            if let report = gate.report(done: done, expected: expected, fraction: fraction, speed: speed) {
+        /// Passes the progress on when the gate lets it through; a `final` report always passes.
+        func report(done: Int64, expected: Int64?, fraction: Double?, speed: Double?, final: Bool = false) {
+            if let report = gate.report(done: done, expected: expected, fraction: fraction, speed: speed, final: final)
+            {
                 continuation.yield(report)
             }
         }
