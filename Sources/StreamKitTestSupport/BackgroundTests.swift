@@ -66,10 +66,7 @@ public final class BackgroundTestExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     private func run() {
-        #if os(Linux)
-        // On Linux the nice value belongs to the thread, and `who` 0 is the calling one.
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
-        #endif
+        lowerThisThreadsPriority()
         while true {
             condition.lock()
             while jobs.isEmpty { condition.wait() }
@@ -90,9 +87,7 @@ public func measuredInBackground<T: Sendable>(
 ) async throws -> (result: T, cpuTime: Duration) {
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread {
-            #if os(Linux)
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
-            #endif
+            lowerThisThreadsPriority()
             let start = threadCPUTime()
             do {
                 let result = try body()
@@ -116,4 +111,12 @@ public func threadCPUTime() -> Duration {
 /// whose speed the test does not assert, so that they take only the CPU nobody else wants.
 public func runInBackground<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await measuredInBackground(body).result
+}
+
+/// Puts the calling thread at nice 10 (on Linux the nice value belongs to the thread, and `who` 0
+/// is the calling one; elsewhere it would be the whole process, so nothing is done).
+private func lowerThisThreadsPriority() {
+    #if os(Linux)
+    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+    #endif
 }
