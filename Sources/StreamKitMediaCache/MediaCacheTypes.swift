@@ -19,20 +19,9 @@ public struct MediaCacheMetadata: Hashable, Sendable {
     public var ifRange: HTTPClientRequest.IfRange?
     /// The URL the bytes came from, after redirects: what relative references resolve against.
     public var finalURL: String
+}
 
-    /// Metadata with every field given.
-    public init(
-        length: Int64, mimeType: String? = nil, entityTag: EntityTag? = nil, lastModified: Date? = nil,
-        ifRange: HTTPClientRequest.IfRange? = nil, finalURL: String
-    ) {
-        self.length = length
-        self.mimeType = mimeType
-        self.entityTag = entityTag
-        self.lastModified = lastModified
-        self.ifRange = ifRange
-        self.finalURL = finalURL
-    }
-
+extension MediaCacheMetadata {
     /// The metadata a response head announces, when it announces the whole length.
     init?(head: HTTPClientResponseHead) {
         guard let length = head.completeLength, !head.isContentEncoded else { return nil }

@@ -1,7 +1,8 @@
 import Foundation
-import StreamKitCLI
 import StreamKitTestSupport
 import Testing
+
+@testable import StreamKitCLI
 
 /// The progress line as people see it: the text, its fit to a terminal's width, and the real
 /// binary drawing it in place in a real terminal (tmux).

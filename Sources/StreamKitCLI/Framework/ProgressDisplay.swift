@@ -18,7 +18,7 @@ public struct ProgressLine: Hashable, Sendable {
     /// Bytes in all, when known.
     public var totalBytes: Int64?
     /// Whether ``totalBytes`` is an estimate (shown with `~`).
-    public var totalIsEstimate: Bool
+    public var totalIsEstimate: Bool = false
     /// Smoothed bytes a second.
     public var bytesPerSecond: Double?
     /// Seconds left, when they can be estimated.
@@ -27,22 +27,6 @@ public struct ProgressLine: Hashable, Sendable {
     public var files: FileCount?
     /// Anything else worth a word (`2 skipped`, `recorded 12.0 s / 60 s`).
     public var note: String?
-
-    public init(
-        label: String? = nil, fraction: Double? = nil, bytes: Int64, totalBytes: Int64? = nil,
-        totalIsEstimate: Bool = false, bytesPerSecond: Double? = nil, secondsRemaining: Double? = nil,
-        files: FileCount? = nil, note: String? = nil
-    ) {
-        self.label = label
-        self.fraction = fraction
-        self.bytes = bytes
-        self.totalBytes = totalBytes
-        self.totalIsEstimate = totalIsEstimate
-        self.bytesPerSecond = bytesPerSecond
-        self.secondsRemaining = secondsRemaining
-        self.files = files
-        self.note = note
-    }
 
     /// Files done out of a total.
     public struct FileCount: Hashable, Sendable {

@@ -8,7 +8,7 @@ public struct HLSDownloadProgress: Hashable, Sendable {
     /// Segments, maps and keys planned (grows while a live playlist is recorded).
     public var filesTotal: Int
     /// Segments skipped with `--skip-broken`.
-    public var filesSkipped: Int
+    public var filesSkipped: Int = 0
     /// Bytes of the package fetched so far, counting what earlier runs fetched.
     public var bytesDone: Int64
     /// Bytes received in this run.
@@ -22,23 +22,6 @@ public struct HLSDownloadProgress: Hashable, Sendable {
     public var recordedSeconds: Double?
     /// The live recording's limit, when one was set.
     public var recordingLimitSeconds: Double?
-
-    /// Creates a progress value.
-    public init(
-        filesDone: Int, filesTotal: Int, filesSkipped: Int = 0, bytesDone: Int64, bytesTransferred: Int64,
-        estimatedTotalBytes: Int64?, bytesPerSecond: Double?, recordedSeconds: Double? = nil,
-        recordingLimitSeconds: Double? = nil
-    ) {
-        self.filesDone = filesDone
-        self.filesTotal = filesTotal
-        self.filesSkipped = filesSkipped
-        self.bytesDone = bytesDone
-        self.bytesTransferred = bytesTransferred
-        self.estimatedTotalBytes = estimatedTotalBytes
-        self.bytesPerSecond = bytesPerSecond
-        self.recordedSeconds = recordedSeconds
-        self.recordingLimitSeconds = recordingLimitSeconds
-    }
 
     /// The fraction done, 0...1: by bytes when the total is estimated, else by files.
     public var fractionCompleted: Double? {

@@ -44,15 +44,9 @@ struct URIComponents {
     var path: String
     var query: String?
     var fragment: String?
+}
 
-    init(scheme: String?, authority: String?, path: String, query: String?, fragment: String?) {
-        self.scheme = scheme
-        self.authority = authority
-        self.path = path
-        self.query = query
-        self.fragment = fragment
-    }
-
+extension URIComponents {
     init(_ text: String) {
         var rest = Substring(text)
         if let hash = rest.firstIndex(of: "#") {
