@@ -258,26 +258,9 @@ final class CurlMultiLoop: HTTPClientBackend, TransferController, @unchecked Sen
         // Gathered bytes reach the file before the end is reported.
         let writeFailure = writeStaged(transfer)?.with(url: transfer.url)
         transfer.release()
-        switch action {
-        case .none:
-            break
-        case .failHead(let error):
-            transfer.headContinuation.take()?.resume(throwing: error)
-            transfer.channel.finish(error)
-        case .deliverHeadAndFinish(let head, let bodyError):
-            deliverHead(transfer, head)
-            transfer.channel.finish(bodyError ?? writeFailure)
-        case .finishBody(let error):
-            transfer.channel.finish(error ?? writeFailure)
-        }
+        transfer.carryOut(action, writeFailure: writeFailure)
         // No callback can write for this transfer any more.
         transfer.channel.releaseDirectWrite()
-    }
-
-    private func deliverHead(_ transfer: CurlTransfer, _ head: HTTPClientResponseHead) {
-        guard let continuation = transfer.headContinuation.take() else { return }
-        let body = HTTPClientResponse.Body(reader: BodyReader(channel: transfer.channel))
-        continuation.resume(returning: HTTPClientResponse(head: head, body: body))
     }
 
     private func flushTouched() {
@@ -365,7 +348,7 @@ final class CurlMultiLoop: HTTPClientBackend, TransferController, @unchecked Sen
         case .abort:
             return 0
         case .deliverHeadThenAccept(let head):
-            deliverHead(transfer, head)
+            transfer.deliverHead(head)
         case .accept:
             break
         }
@@ -424,7 +407,7 @@ final class CurlMultiLoop: HTTPClientBackend, TransferController, @unchecked Sen
         case .none:
             return bytes.count
         case .deliverHead(let head):
-            deliverHead(transfer, head)
+            transfer.deliverHead(head)
             return bytes.count
         case .abort:
             return 0

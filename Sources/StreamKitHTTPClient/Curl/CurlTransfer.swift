@@ -11,7 +11,7 @@ import Synchronization
 /// I/O thread once the transfer is handed over, and before that only by the thread creating it;
 /// the hand-over goes through the loop's locked inbox, which orders the two. What the reader's
 /// side touches is the channel (locked) and `cancelRequested` (atomic).
-final class CurlTransfer: @unchecked Sendable {
+final class CurlTransfer: ResponseDelivery, @unchecked Sendable {
     let id: Int
     /// The request's URL (kept apart from the state machine, which must not be read while it runs).
     let url: String
@@ -82,6 +82,8 @@ final class CurlTransfer: @unchecked Sendable {
         channel.releaseDirectWrite()
         loop.liveTransfers.subtract(1, ordering: .relaxed)
     }
+
+    static func head(_ response: HTTPClientResponse) -> HTTPClientResponse { response }
 
     /// Frees the easy handle and what it owns. Called by the I/O thread once the handle left the multi.
     func release() {

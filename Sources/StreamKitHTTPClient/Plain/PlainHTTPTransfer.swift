@@ -24,7 +24,7 @@ import Synchronization
 /// are touched only by the transfer's thread once ``start(headContinuation:)`` ran (and by the
 /// creating task before); other threads only set `control` (locked) and write the wake-up
 /// `eventfd`.
-final class PlainHTTPTransfer: @unchecked Sendable {
+final class PlainHTTPTransfer: ResponseDelivery, @unchecked Sendable {
     struct Control {
         var cancellation: HTTPClientError?
     }
@@ -152,32 +152,13 @@ final class PlainHTTPTransfer: @unchecked Sendable {
         backend.release(target.origin, connection: kept)
         backend.transferEnded(id, splicedBytes: splicedTotal, handedToLibcurl: outcome == nil)
         if let outcome {
-            end(outcome)
+            carryOut(outcome)
         } else {
             headContinuation.take()?.resume(returning: nil)
             channel.finish(.cancelled)
         }
     }
 
-    private func end(_ action: HTTPClientTransferStateMachine.EndAction) {
-        switch action {
-        case .none:
-            break
-        case .failHead(let error):
-            headContinuation.take()?.resume(throwing: error)
-            channel.finish(error)
-        case .deliverHeadAndFinish(let head, let bodyError):
-            deliverHead(head)
-            channel.finish(bodyError)
-        case .finishBody(let error):
-            channel.finish(error)
-        }
-    }
-
-    func deliverHead(_ head: HTTPClientResponseHead) {
-        guard let continuation = headContinuation.take() else { return }
-        let body = HTTPClientResponse.Body(reader: BodyReader(channel: channel))
-        continuation.resume(returning: HTTPClientResponse(head: head, body: body))
-    }
+    static func head(_ response: HTTPClientResponse) -> HTTPClientResponse? { response }
 }
 #endif

@@ -214,7 +214,7 @@ final class URLSessionBackend: NSObject, HTTPClientBackend, TransferController, 
         case .none:
             completionHandler(.allow)
         case .deliverHead(let head):
-            deliverHead(transfer, head)
+            transfer.deliverHead(head)
             completionHandler(.allow)
         case .abort(let error):
             cancel(transfer, error)
@@ -230,7 +230,7 @@ final class URLSessionBackend: NSObject, HTTPClientBackend, TransferController, 
             cancel(transfer, error)
             return
         case .deliverHeadThenAccept(let head):
-            deliverHead(transfer, head)
+            transfer.deliverHead(head)
         case .accept:
             break
         }
@@ -312,12 +312,6 @@ final class URLSessionBackend: NSObject, HTTPClientBackend, TransferController, 
         return urlRequest
     }
 
-    private func deliverHead(_ transfer: URLSessionTransfer, _ head: HTTPClientResponseHead) {
-        guard let continuation = transfer.headContinuation.take() else { return }
-        let body = HTTPClientResponse.Body(reader: BodyReader(channel: transfer.channel))
-        continuation.resume(returning: HTTPClientResponse(head: head, body: body))
-    }
-
     private func cancel(_ transfer: URLSessionTransfer, _ error: HTTPClientError) {
         end(transfer, transfer.machine.cancel(error))
         transfer.task?.cancel()
@@ -331,18 +325,7 @@ final class URLSessionBackend: NSObject, HTTPClientBackend, TransferController, 
             }
         }
         if let task = transfer.task { transfersByTask[task.taskIdentifier] = nil }
-        switch action {
-        case .none:
-            break
-        case .failHead(let error):
-            transfer.headContinuation.take()?.resume(throwing: error)
-            transfer.channel.finish(error)
-        case .deliverHeadAndFinish(let head, let bodyError):
-            deliverHead(transfer, head)
-            transfer.channel.finish(bodyError)
-        case .finishBody(let error):
-            transfer.channel.finish(error)
-        }
+        transfer.carryOut(action)
     }
 
     private func resumeIfUnpaused(_ transfer: URLSessionTransfer) {
@@ -378,7 +361,7 @@ final class URLSessionBackend: NSObject, HTTPClientBackend, TransferController, 
 }
 
 /// One request on the URLSession edge. Touched only on the backend's delegate queue.
-final class URLSessionTransfer: @unchecked Sendable {
+final class URLSessionTransfer: ResponseDelivery, @unchecked Sendable {
     let id: Int
     /// The request's URL (kept apart from the state machine, which must not be read while it runs).
     let url: String
@@ -393,6 +376,8 @@ final class URLSessionTransfer: @unchecked Sendable {
     var bodyPaused = false
     var ratePaused = false
     private let owner: ObjectIdentifier
+
+    static func head(_ response: HTTPClientResponse) -> HTTPClientResponse { response }
 
     private static let counts = Mutex<[ObjectIdentifier: Int]>([:])
 
