@@ -12,31 +12,41 @@ extension HLSDownloadEngine {
     /// - Throws: `playlistUnavailable` (naming the URL and status), `invalidPlaylist` when the body
     ///   is not an HLS playlist or is too large, `cancelled`.
     func fetchPlaylist(_ url: String) async throws(HLSDownloadError) -> (bytes: [UInt8], url: String) {
-        let request = HTTPClientRequest(url: url, headers: options.headers)
+        let limit = options.maximumPlaylistBytes
+        let (head, body) = try await fetchWhole(
+            url, limit: limit,
+            tooLarge: {
+                HLSDownloadError(
+                    .invalidPlaylist, url: url, detail: "the playlist is larger than \(limit) bytes", underlying: $0)
+            },
+            failed: {
+                HLSDownloadError(.playlistUnavailable, url: $0.url ?? url, detail: $0.description, underlying: $0)
+            })
+        guard head.status.isSuccess else {
+            throw HLSDownloadError(.playlistUnavailable, url: head.url, status: head.status)
+        }
+        guard Self.looksLikePlaylist(body) else {
+            throw HLSDownloadError(
+                .invalidPlaylist, url: head.url, detail: "the response is not an HLS playlist (no #EXTM3U)")
+        }
+        return (body, head.url)
+    }
+
+    /// Fetches a small file whole (a playlist, a key), retrying per the job's policy: a body over
+    /// `limit` fails with what `tooLarge` makes of the error, any other failure with `failed`'s.
+    private func fetchWhole(
+        _ url: String, limit: Int, tooLarge: (HTTPClientError) -> HLSDownloadError,
+        failed: (HTTPClientError) -> HLSDownloadError
+    ) async throws(HLSDownloadError) -> (head: HTTPClientResponseHead, body: [UInt8]) {
         do {
-            let (head, body) = try await client.data(
-                for: request, limit: options.maximumPlaylistBytes, retry: options.retry)
-            guard head.status.isSuccess else {
-                throw HLSDownloadError(.playlistUnavailable, url: head.url, status: head.status)
-            }
-            guard Self.looksLikePlaylist(body) else {
-                throw HLSDownloadError(
-                    .invalidPlaylist, url: head.url, detail: "the response is not an HLS playlist (no #EXTM3U)")
-            }
-            return (body, head.url)
-        } catch let error as HLSDownloadError {
-            throw error
+            return try await client.data(
+                for: HTTPClientRequest(url: url, headers: options.headers), limit: limit, retry: options.retry)
         } catch let error as HTTPClientError {
             if error.kind == .cancelled || Task.isCancelled { throw .cancelled }
-            if error.kind == .bodyTooLarge {
-                throw HLSDownloadError(
-                    .invalidPlaylist, url: url,
-                    detail: "the playlist is larger than \(options.maximumPlaylistBytes) bytes", underlying: error)
-            }
-            throw HLSDownloadError(
-                .playlistUnavailable, url: error.url ?? url, detail: error.description, underlying: error)
+            throw error.kind == .bodyTooLarge ? tooLarge(error) : failed(error)
         } catch {
-            throw HLSDownloadError(.playlistUnavailable, url: url, detail: "\(error)")
+            // `data` throws only HTTPClientError; anything else is the task's cancellation.
+            throw .cancelled
         }
     }
 
@@ -162,31 +172,23 @@ extension HLSDownloadEngine {
         if let inline = PackageFiles.dataURIBytes(file.url) {
             bytes = inline
         } else {
-            do {
-                let (head, body) = try await client.data(
-                    for: HTTPClientRequest(url: file.url, headers: options.headers), limit: 4096,
-                    retry: options.retry)
-                guard head.status.isSuccess else {
-                    throw HLSDownloadError(
-                        .fileFailed, url: head.url, status: head.status, path: file.path,
-                        detail: "the key could not be fetched")
-                }
-                bytes = body
-            } catch let error as HLSDownloadError {
-                throw error
-            } catch let error as HTTPClientError {
-                if error.kind == .cancelled || Task.isCancelled { throw .cancelled }
-                if error.kind == .bodyTooLarge {
-                    throw HLSDownloadError(
+            let (head, body) = try await fetchWhole(
+                file.url, limit: 4096,
+                tooLarge: { _ in
+                    HLSDownloadError(
                         .invalidKey, url: file.url, path: file.path,
                         detail: "the key is larger than 4096 bytes; AES-128 keys are 16 bytes")
-                }
+                },
+                failed: {
+                    HLSDownloadError(
+                        .fileFailed, url: $0.url ?? file.url, path: file.path, detail: $0.description, underlying: $0)
+                })
+            guard head.status.isSuccess else {
                 throw HLSDownloadError(
-                    .fileFailed, url: error.url ?? file.url, path: file.path, detail: error.description,
-                    underlying: error)
-            } catch {
-                throw .cancelled
+                    .fileFailed, url: head.url, status: head.status, path: file.path,
+                    detail: "the key could not be fetched")
             }
+            bytes = body
         }
         guard bytes.count == 16 else {
             throw HLSDownloadError(
