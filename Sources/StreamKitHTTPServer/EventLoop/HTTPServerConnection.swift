@@ -349,6 +349,9 @@ final class HTTPServerConnection {
         flushing = true
         defer { flushing = false }
         while !isClosed && outputStart < output.count {
+            // What one send took, and what is left of the item after it.
+            let sent: Int
+            let rest: Output
             switch output[outputStart] {
             case .bytes(let bytes, let offset):
                 let more: Bool
@@ -357,43 +360,13 @@ final class HTTPServerConnection {
                 } else {
                     more = false
                 }
-                let sent = bytes.withUnsafeBytes {
+                sent = bytes.withUnsafeBytes {
                     ServerSocket.send(socket, UnsafeRawBufferPointer(rebasing: $0[offset...]), more: more)
                 }
-                guard sent >= 0 else {
-                    if errno == EINTR { continue }
-                    if errno == EAGAIN || errno == EWOULDBLOCK {
-                        machine.writeBlocked(now: loop.now)
-                        break
-                    }
-                    close()
-                    return
-                }
-                machine.writeProgressed()
-                pendingOutputBytes -= Int64(sent)
-                if offset + sent == bytes.count {
-                    output[outputStart] = .responseEnd  // release the bytes at once
-                    outputStart += 1
-                } else {
-                    output[outputStart] = .bytes(bytes, offset: offset + sent)
-                    continue
-                }
-                continue
+                // Once all is sent, a marker takes the item's place, releasing the bytes at once.
+                rest = offset + sent == bytes.count ? .responseEnd : .bytes(bytes, offset: offset + sent)
             case .file(let region, let offset, let end):
-                let sent = ServerSocket.sendFile(
-                    socket, file: region.fileDescriptor, offset: offset, count: end - offset)
-                if sent > 0 {
-                    machine.writeProgressed()
-                    pendingOutputBytes -= Int64(sent)
-                    let next = offset + Int64(sent)
-                    if next == end {
-                        output[outputStart] = .responseEnd
-                        outputStart += 1
-                    } else {
-                        output[outputStart] = .file(region, offset: next, end: end)
-                    }
-                    continue
-                }
+                sent = ServerSocket.sendFile(socket, file: region.fileDescriptor, offset: offset, count: end - offset)
                 if sent == 0 {
                     // The file is shorter than when the response was made: the promised length
                     // cannot be kept, so the connection must end.
@@ -401,6 +374,14 @@ final class HTTPServerConnection {
                     close()
                     return
                 }
+                let next = offset + Int64(max(sent, 0))
+                rest = next == end ? .responseEnd : .file(region, offset: next, end: end)
+            case .responseEnd:
+                outputStart += 1
+                finishResponse()
+                continue
+            }
+            guard sent >= 0 else {
                 if errno == EINTR { continue }
                 if errno == EAGAIN || errno == EWOULDBLOCK {
                     machine.writeBlocked(now: loop.now)
@@ -408,12 +389,11 @@ final class HTTPServerConnection {
                 }
                 close()
                 return
-            case .responseEnd:
-                outputStart += 1
-                finishResponse()
-                continue
             }
-            break
+            machine.writeProgressed()
+            pendingOutputBytes -= Int64(sent)
+            output[outputStart] = rest
+            if case .responseEnd = rest { outputStart += 1 }  // this item is done: skip its marker
         }
         if outputStart == output.count {
             output.removeAll(keepingCapacity: output.capacity <= 16)
