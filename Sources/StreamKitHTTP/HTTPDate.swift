@@ -1,4 +1,5 @@
 import Foundation
+import StreamKitCore
 
 /// HTTP dates (RFC 9110 §5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT`, written in that IMF-fixdate
 /// form and read in it and the two obsolete forms, without a locale-dependent formatter.
@@ -11,7 +12,8 @@ public enum HTTPDate {
         let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = civil(fromDays: days)
+        let civil = CivilCalendar.date(days: days)
+        let (year, month, day) = (Int(civil.year), Int(civil.month), Int(civil.day))
         let weekday = weekdays[Int(((days % 7) + 7) % 7)]
         // Built by hand: `String(format:)` costs more than the rest of a small file's response.
         var bytes: [UInt8] = []
@@ -93,32 +95,8 @@ public enum HTTPDate {
         let clock = time.split(separator: ":").compactMap { Int($0) }
         guard clock.count == 3, (0...23).contains(clock[0]), (0...59).contains(clock[1]), (0...60).contains(clock[2])
         else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
+        let days = CivilCalendar.days(year: Int64(year), month: Int64(month), day: Int64(day))
         let seconds = days * 86_400 + Int64(clock[0] * 3600 + clock[1] * 60 + clock[2])
         return Date(timeIntervalSince1970: TimeInterval(seconds))
-    }
-
-    // Howard Hinnant's days-from-civil algorithms, proleptic Gregorian calendar.
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int64 {
-        let y = Int64(month <= 2 ? year - 1 : year)
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let m = Int64(month)
-        let dayOfYear = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    private static func civil(fromDays days: Int64) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return (Int(year), Int(month), Int(day))
     }
 }

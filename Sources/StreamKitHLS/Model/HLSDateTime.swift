@@ -1,4 +1,5 @@
 import Foundation
+import StreamKitCore
 
 /// An instant written in a playlist as an ISO 8601 date-time with a time zone (RFC 8216bis §4.4.4.6
 /// EXT-X-PROGRAM-DATE-TIME and §4.4.5.1 EXT-X-DATERANGE).
@@ -128,10 +129,10 @@ public struct HLSDateTime: Hashable, Sendable, CustomStringConvertible {
             offset = Int16(sign * (hours * 60 + minutes))
         }
         guard reader.isAtEnd else { return nil }
-        guard (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year), hour <= 23,
+        guard (1...12).contains(month), day >= 1, day <= CivilCalendar.daysIn(month: month, year: year), hour <= 23,
             minute <= 59, second <= 60
         else { return nil }
-        let days = Self.daysSince1970(year: year, month: month, day: day)
+        let days = CivilCalendar.days(year: year, month: month, day: day)
         let local = days * 86_400 + hour * 3_600 + minute * 60 + second
         return HLSDateTime(
             secondsSince1970: local - Int64(offset ?? 0) * 60, nanoseconds: Int32(nanoseconds),
@@ -149,7 +150,7 @@ public struct HLSDateTime: Hashable, Sendable, CustomStringConvertible {
             secondOfDay += 86_400
             days -= 1
         }
-        let (year, month, day) = Self.civilDate(daysSince1970: days)
+        let (year, month, day) = CivilCalendar.date(days: days)
         var out: [UInt8] = []
         out.reserveCapacity(32)
         if year < 0 { out.append(UInt8(ascii: "-")) }
@@ -195,38 +196,6 @@ public struct HLSDateTime: Hashable, Sendable, CustomStringConvertible {
         } while remaining > 0
         for _ in digits.count..<Swift.max(width, digits.count) { out.append(UInt8(ascii: "0")) }
         out.append(contentsOf: digits.reversed())
-    }
-
-    // MARK: Calendar arithmetic (proleptic Gregorian, days from civil and back)
-
-    static func daysIn(month: Int64, year: Int64) -> Int64 {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    static func daysSince1970(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let shiftedYear = month <= 2 ? year - 1 : year
-        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
-        let yearOfEra = shiftedYear - era * 400
-        let monthFromMarch = (month + 9) % 12
-        let dayOfYear = (153 * monthFromMarch + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    static func civilDate(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthFromMarch = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
-        let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
 
