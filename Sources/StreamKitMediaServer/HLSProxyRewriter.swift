@@ -85,53 +85,29 @@ public struct HLSProxyRewriter: Sendable {
                 segment.byteRange = SegmentByteRange(length: range.count, offset: range.lowerBound)
             }
             segment.uri = proxied(segment.uri, base: base, isPlaylist: false)
-            if !segment.keys.isEmpty { segment.keys = segment.keys.map { key(key: $0, base: base) } }
+            if !segment.keys.isEmpty { segment.keys = proxying(segment.keys, \.uri, base: base, isPlaylist: false) }
             if let map = segment.map { segment.map = self.map(map, base: base) }
-            if !segment.parts.isEmpty { segment.parts = segment.parts.map { part($0, base: base) } }
+            if !segment.parts.isEmpty { segment.parts = proxying(segment.parts, \.uri, base: base, isPlaylist: false) }
             result.segments[index] = segment
         }
         var pending = result.pendingSegment
-        pending.keys = pending.keys.map { key(key: $0, base: base) }
+        pending.keys = proxying(pending.keys, \.uri, base: base, isPlaylist: false)
         pending.map = pending.map.map { map($0, base: base) }
-        pending.parts = pending.parts.map { part($0, base: base) }
+        pending.parts = proxying(pending.parts, \.uri, base: base, isPlaylist: false)
         result.pendingSegment = pending
-        result.preloadHints = result.preloadHints.map { hint in
-            var hint = hint
-            hint.uri = proxied(hint.uri, base: base, isPlaylist: false)
-            return hint
-        }
-        result.renditionReports = result.renditionReports.map { report in
-            var report = report
-            report.uri = proxied(report.uri, base: base, isPlaylist: true)
-            return report
-        }
+        result.preloadHints = proxying(result.preloadHints, \.uri, base: base, isPlaylist: false)
+        result.renditionReports = proxying(result.renditionReports, \.uri, base: base, isPlaylist: true)
         return result
     }
 
     private func rewrite(_ playlist: MultivariantPlaylist, playlistURL base: String) -> MultivariantPlaylist {
         var result = playlist
         result.definitions = plain(playlist.definitions)
-        result.variants = result.variants.map { variant in
-            var variant = variant
-            variant.uri = proxied(variant.uri, base: base, isPlaylist: true)
-            return variant
-        }
-        result.iFrameVariants = result.iFrameVariants.map { variant in
-            var variant = variant
-            variant.uri = proxied(variant.uri, base: base, isPlaylist: true)
-            return variant
-        }
-        result.renditions = result.renditions.map { rendition in
-            var rendition = rendition
-            rendition.uri = rendition.uri.map { proxied($0, base: base, isPlaylist: true) }
-            return rendition
-        }
-        result.sessionData = result.sessionData.map { data in
-            var data = data
-            data.uri = data.uri.map { proxied($0, base: base, isPlaylist: false) }
-            return data
-        }
-        result.sessionKeys = result.sessionKeys.map { key(key: $0, base: base) }
+        result.variants = proxying(result.variants, \.uri, base: base, isPlaylist: true)
+        result.iFrameVariants = proxying(result.iFrameVariants, \.uri, base: base, isPlaylist: true)
+        result.renditions = proxying(result.renditions, \.uri, base: base, isPlaylist: true)
+        result.sessionData = proxying(result.sessionData, \.uri, base: base, isPlaylist: false)
+        result.sessionKeys = proxying(result.sessionKeys, \.uri, base: base, isPlaylist: false)
         // The steering manifest changes over time and names pathways, not media: resolved, not cached.
         if var steering = result.contentSteering {
             steering.serverURI = resolveURI(steering.serverURI, against: base)
@@ -148,12 +124,6 @@ public struct HLSProxyRewriter: Sendable {
         }
     }
 
-    private func key(key: EncryptionKey, base: String) -> EncryptionKey {
-        var key = key
-        key.uri = key.uri.map { proxied($0, base: base, isPlaylist: false) }
-        return key
-    }
-
     private func map(_ map: MediaInitialization, base: String) -> MediaInitialization {
         var map = map
         map.uri = proxied(map.uri, base: base, isPlaylist: false)
@@ -163,9 +133,25 @@ public struct HLSProxyRewriter: Sendable {
         return map
     }
 
-    private func part(_ part: PartialSegment, base: String) -> PartialSegment {
-        var part = part
-        part.uri = proxied(part.uri, base: base, isPlaylist: false)
-        return part
+    /// `items` with the URI at `uri` of each proxied.
+    private func proxying<Item>(
+        _ items: [Item], _ uri: WritableKeyPath<Item, String>, base: String, isPlaylist: Bool
+    ) -> [Item] {
+        items.map { item in
+            var item = item
+            item[keyPath: uri] = proxied(item[keyPath: uri], base: base, isPlaylist: isPlaylist)
+            return item
+        }
+    }
+
+    /// `items` with the URI at `uri` of each proxied, where there is one.
+    private func proxying<Item>(
+        _ items: [Item], _ uri: WritableKeyPath<Item, String?>, base: String, isPlaylist: Bool
+    ) -> [Item] {
+        items.map { item in
+            var item = item
+            item[keyPath: uri] = item[keyPath: uri].map { proxied($0, base: base, isPlaylist: isPlaylist) }
+            return item
+        }
     }
 }
