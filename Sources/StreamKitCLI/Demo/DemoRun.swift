@@ -254,14 +254,10 @@ final class DemoRun: Sendable {
                 throw DemoFailure("\(uri) through the proxy is not a media playlist")
             }
             for file in Self.files(of: media) where files.insert(file.uri).inserted {
-                let bytes = try await fetch(local(file.uri), what: "the proxied \(file.kind) \(file.uri)")
-                let expected = try await originFile(try target(file.uri), fetch: fetchOrigin)
-                guard bytes == expected else {
-                    throw DemoFailure(
-                        "\(file.uri) through the proxy (\(bytes.count) bytes) differs from the origin's (\(expected.count) bytes)"
-                    )
-                }
-                checked.add(file.kind, bytes: bytes.count)
+                let count = try await fetchSame(
+                    local(file.uri), what: "the proxied \(file.kind) \(file.uri)", as: try target(file.uri),
+                    fetchOrigin: fetchOrigin)
+                checked.add(file.kind, bytes: count)
             }
         }
         guard checked.segments > 0 else { throw DemoFailure("the proxied stream lists no segment") }
@@ -332,14 +328,9 @@ final class DemoRun: Sendable {
                 guard let source = sources[file.path] else {
                     throw DemoFailure("\(mediaURI) names \(file.path), which the package does not list")
                 }
-                let local = try await fetch(base + file.path, what: "the offline file \(file.path)")
-                let expected = try await originFile(source.url, fetch: fetchOrigin)
-                guard local == expected else {
-                    throw DemoFailure(
-                        "\(file.path) (\(local.count) bytes) differs from the origin's \(source.url) (\(expected.count) bytes)"
-                    )
-                }
-                checked.add(file.kind, bytes: local.count)
+                let count = try await fetchSame(
+                    base + file.path, what: "the offline file \(file.path)", as: source.url, fetchOrigin: fetchOrigin)
+                checked.add(file.kind, bytes: count)
             }
         }
         guard checked.segments > 0 else { throw DemoFailure("the offline copy lists no segment") }
@@ -356,6 +347,20 @@ final class DemoRun: Sendable {
             files.append((segment.uri, "segment"))
         }
         return files
+    }
+
+    /// Fetches `url` (`what` names it) and fails unless its bytes are the origin's at `originURL`
+    /// (fetched now, or remembered from the first pass).
+    ///
+    /// - Returns: The byte count.
+    private func fetchSame(_ url: String, what: String, as originURL: String, fetchOrigin: Bool) async throws -> Int {
+        let bytes = try await fetch(url, what: what)
+        let expected = try await originFile(originURL, fetch: fetchOrigin)
+        guard bytes == expected else {
+            throw DemoFailure(
+                "\(what) (\(bytes.count) bytes) differs from the origin's \(originURL) (\(expected.count) bytes)")
+        }
+        return bytes.count
     }
 
     private func originFile(_ url: String, fetch fromOrigin: Bool) async throws -> [UInt8] {
