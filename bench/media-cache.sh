@@ -4,6 +4,8 @@
 #   bench/media-cache.sh [ROUNDS]        (default: 3 rounds unthrottled; the 50 MB/s pair runs once)
 #   OUT_DIR=/dev/shm bench/media-cache.sh
 #   CACHE_LIMIT=8G bench/media-cache.sh  # a cap that keeps every copy (default: the product's, 1 GiB)
+#   STREAMKIT=/path/to/streamkit bench/media-cache.sh   # that binary, not a release build of this tree
+#   COMPARE=/path/to/other/streamkit bench/media-cache.sh  # also that binary's cold reads, alternated
 #
 # One 1 GiB random file, served by nginx on two ports: one unthrottled, one limited to 50 MB/s
 # (limit_rate 50000000, per connection, as a fast network would carry it). `streamkit serve`
@@ -20,6 +22,9 @@
 # 2. Unthrottled origin, ROUNDS rounds of: curl from nginx directly, curl through the proxy cold,
 #    curl through the proxy warm (served from the cache), curl from nginx again.
 #    Targets: cold >= 0.5x direct; warm >= 0.8x nginx.
+#    With COMPARE, a second server (that binary, its own home and cache) reads each round's file
+#    cold too, before the first server in odd rounds and after it in even ones, so that both
+#    builds see the same machine within minutes of each other.
 # 3. Time to first byte: 40 requests of 64 KiB at offsets 16 MiB apart in a fresh name, each
 #    directly and then through the proxy cold (alternating), and through the proxy warm. Target:
 #    median added TTFB (proxy cold - direct) under 5 ms.
@@ -49,9 +54,13 @@ command -v curl >/dev/null || { echo "curl is not installed (apt-get install cur
 nginx=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$nginx" ] || { echo "nginx is not installed (apt-get install nginx-light)" >&2; exit 1; }
 
-echo "building streamkit (release) ..." >&2
-swift build -c release -Xswiftc -warnings-as-errors --product streamkit >&2
-streamkit=$(swift build -c release --show-bin-path)/streamkit
+if [ -n "${STREAMKIT:-}" ]; then
+    streamkit=$STREAMKIT  # a given binary, such as another commit's release build to compare with
+else
+    echo "building streamkit (release) ..." >&2
+    swift build -c release -Xswiftc -warnings-as-errors --product streamkit >&2
+    streamkit=$(swift build -c release --show-bin-path)/streamkit
+fi
 
 echo "making 1 GiB of random data ..." >&2
 openssl rand -out "$work/www/big.bin" $((1 << 30))
@@ -103,14 +112,24 @@ STREAMKIT_HOME="$work/home" "$streamkit" serve --port "$proxy_port" "${limit_arg
     >"$work/serve.out" 2>&1 &
 server=$!
 pids+=($server)
+if [ -n "${COMPARE:-}" ]; then
+    compare_port=$(free_port)
+    mkdir -p "$work/home-compare"
+    STREAMKIT_HOME="$work/home-compare" "$COMPARE" serve --port "$compare_port" "${limit_args[@]}" \
+        >"$work/serve-compare.out" 2>&1 &
+    compare_server=$!
+    pids+=($compare_server)
+    wait_for_port "$compare_port"
+fi
 wait_for_port "$fast_port"
 wait_for_port "$slow_port"
 wait_for_port "$proxy_port"
 
-# The server's CPU seconds so far (user + system), from /proc.
+# The server's CPU seconds so far (user + system), from /proc: the compare server's for its reads.
+measured_server=$server
 server_cpu() { python3 -c "
 import os, sys
-fields = open('/proc/$server/stat').read().rsplit(')', 1)[1].split()
+fields = open('/proc/$measured_server/stat').read().rsplit(')', 1)[1].split()
 print((int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK'))"; }
 
 encode() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
@@ -144,6 +163,15 @@ PY
 }
 
 copy() { ln "$work/www/big.bin" "$work/www/$1"; }
+# compare_cold URL: a cold read of URL through the compare server.
+compare_cold() {
+    local url
+    url="http://127.0.0.1:$compare_port/proxy/file?url=$(encode "$1")"
+    settle
+    measured_server=$compare_server
+    read_url fast-cold-compare "$url"
+    measured_server=$server
+}
 # Each whole-file read starts with no dirty pages pending (`sync`): a cold read leaves 1 GiB for
 # the kernel to write back, and with several of them queued (past vm.dirty_background_ratio) the
 # writeback takes CPU and disk from whichever read comes next. A read pays for its own writes.
@@ -162,8 +190,10 @@ for round in $(seq 1 "$rounds"); do
     origin="http://127.0.0.1:$fast_port/fast$round.bin"
     settle
     read_url fast-direct "$origin"
+    if [ -n "${COMPARE:-}" ] && [ $((round % 2)) -eq 1 ]; then compare_cold "$origin"; fi
     settle
     read_url fast-cold "$(proxied "$origin")"
+    if [ -n "${COMPARE:-}" ] && [ $((round % 2)) -eq 0 ]; then compare_cold "$origin"; fi
     settle
     read_url fast-warm "$(proxied "$origin")"
     settle
@@ -210,8 +240,11 @@ names = {
     "slow-direct": "nginx at 50 MB/s, direct", "slow-cold": "proxy, cold, origin at 50 MB/s",
     "fast-direct": "nginx unthrottled, direct", "fast-cold": "proxy, cold, origin unthrottled",
     "fast-warm": "proxy, warm (from the cache)", "fast-nginx": "nginx unthrottled, again",
+    "fast-cold-compare": "COMPARE build's proxy, cold, origin unthrottled",
 }
 for label, name in names.items():
+    if label not in runs:
+        continue
     each = ", ".join("%.0f" % run["mb_s"] for run in runs[label])
     print(f"| {name} | {med(label, 'mb_s'):.1f} | {each} "
           f"| {med(label, 'ttfb_ms'):.2f} ms | {med(label, 'cpu_s'):.2f} s | {med(label, 'server_cpu_s'):.2f} s |")
@@ -226,6 +259,11 @@ print("| figure | measured | target |")
 print("| --- | --- | --- |")
 print(f"| cold / direct, origin at 50 MB/s | {slow:.3f} | >= 0.95 |")
 print(f"| cold / direct, unthrottled | {cold:.3f} | >= 0.5 |")
+if "fast-cold-compare" in runs:
+    other = med("fast-cold-compare", "mb_s") / med("fast-direct", "mb_s")
+    each = ", ".join("%.2f" % (a["mb_s"] / b["mb_s"]) for a, b in zip(runs["fast-cold"], runs["fast-cold-compare"]))
+    print(f"| cold / direct, unthrottled, COMPARE build | {other:.3f} | |")
+    print(f"| cold, this build / COMPARE build, per round | {each} | |")
 print(f"| warm / nginx (median of both nginx reads per round) | {warm:.3f} | >= 0.8 |")
 print(f"| added TTFB, cold 64 KiB ranges (median of {len(pairs)} pairs; direct {direct_ttfb:.2f} ms, "
       f"proxy cold {cold_ttfb:.2f} ms) | {statistics.median(pairs):.2f} ms (p90 {sorted(pairs)[int(len(pairs) * 0.9)]:.2f} ms) | < 5 ms |")
