@@ -112,6 +112,11 @@ final class RangedFileDownloader: Sendable {
                 try await runOnce(descriptor)
                 let state = try await flushAndSave(descriptor)
                 return state
+            } catch let error as HTTPClientError {
+                // A whole-file answer (a server that ignores Range) cut short: the next pass
+                // asks again, from the first missing byte, after the policy's wait.
+                _ = try? await flushAndSave(descriptor)
+                try await failed(error, worker: nil)
             } catch is RepresentationChanged {
                 restarts += 1
                 guard restarts <= 2 else {
@@ -142,7 +147,13 @@ final class RangedFileDownloader: Sendable {
             first, closed: initial.length != nil, initial: initial, descriptor: descriptor)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                try await self.consume(response.body, worker: 0, from: pieceStart, descriptor: descriptor)
+                do {
+                    try await self.consume(response.body, worker: 0, from: pieceStart, descriptor: descriptor)
+                } catch let error as HTTPClientError where self.shared.withLock({ $0.rangesSupported }) {
+                    // Cut short like any range response: its piece goes back on the board.
+                    self.shared.withLock { _ = $0.board?.release(0) }
+                    try await self.failed(error, worker: 0)
+                }
                 try await self.workLoop(worker: 0, descriptor: descriptor)
             }
             let parallel = shared.withLock { $0.rangesSupported }
