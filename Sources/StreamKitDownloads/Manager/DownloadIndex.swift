@@ -30,10 +30,13 @@ public struct FileResumeState: Hashable, Sendable {
 /// actor that then owns it alone; it is never used from two places at once.
 final class DownloadIndex: @unchecked Sendable {
     let database: SQLiteDatabase
+    /// The database file, for messages.
+    let path: String
 
     /// Opens the index at `path`; `createSchema: false` only reads an index a manager made (no
     /// write, so no wait for the manager's lock).
     init(path: String, createSchema: Bool = true) throws(DownloadManagerError) {
+        self.path = path
         do {
             database = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: createSchema ? 5_000 : 1_000)
             guard createSchema else { return }
@@ -221,6 +224,11 @@ final class DownloadIndex: @unchecked Sendable {
             return try body()
         } catch let error as DownloadManagerError {
             throw error
+        } catch let error as SQLiteError where error.isDiskFull {
+            throw DownloadManagerError(
+                .diskFull,
+                "the queue database \(path) could not be written: \(error.message)"
+                    + FileSystemSpace.describing(path))
         } catch {
             throw DownloadManagerError(.database, "\(error)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import StreamKitCore
 import StreamKitHTTPClient
 import Synchronization
 
@@ -52,8 +53,9 @@ struct HLSTaskRunner: Sendable {
                 case .retry(let delay):
                     try await Task.sleep(for: delay)
                 case .fail(let kind, let failures):
+                    let room = kind == .diskFull ? FileSystemSpace.describing(info.location) : ""
                     throw DownloadFailurePolicy.error(
-                        kind, consecutiveFailures: failures, cause: error.description, taskID: info.id)
+                        kind, consecutiveFailures: failures, cause: error.description + room, taskID: info.id)
                 }
             }
         }

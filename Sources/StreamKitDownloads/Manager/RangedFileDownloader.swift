@@ -345,9 +345,11 @@ final class RangedFileDownloader: Sendable {
     }
 
     private func writeError(_ code: Int32, _ offset: Int64) -> DownloadManagerError {
-        DownloadManagerError(
-            DownloadFailure.writeFailureKind(errno: code),
-            "writing \(partialPath) at byte \(offset): \(String(cString: strerror(code)))", taskID: taskID)
+        let kind = DownloadFailure.writeFailureKind(errno: code)
+        return DownloadManagerError(
+            kind,
+            "writing \(partialPath) at byte \(offset): \(String(cString: strerror(code)))"
+                + (kind == .diskFull ? FileSystemSpace.describing(partialPath) : ""), taskID: taskID)
     }
 
     /// Counts an error across the connections and does what ``DownloadFailurePolicy`` decides:
