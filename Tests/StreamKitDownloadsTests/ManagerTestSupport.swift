@@ -97,6 +97,7 @@ final class EventRecorder: Sendable {
         case .failed(_, let error): "failed:\(error.kind)"
         case .allCompleted: "allCompleted"
         case .removed: "removed"
+        case .indexWriteFailed(let error): "indexWriteFailed:\(error.kind)"
         }
     }
 }

@@ -32,6 +32,10 @@ final class QueueRunPrinter: Sendable {
             case .removed(let id): context.write("{\"event\":\"removed\",\"id\":\"\(id)\"}\n")
             case .allCompleted: context.write("{\"event\":\"allCompleted\"}\n")
             case .added(let info): context.write("{\"event\":\"added\",\"id\":\"\(info.id)\"}\n")
+            case .indexWriteFailed(let error):
+                let line = IndexWriteFailure(id: error.taskID, kind: error.kind.description, error: error.detail)
+                context.write(
+                    String(decoding: (try? JSONEncoder().encode(line)) ?? Data("{}".utf8), as: UTF8.self) + "\n")
             case .speed, .postProcessing: break
             }
             return
@@ -43,6 +47,8 @@ final class QueueRunPrinter: Sendable {
             display.message("\(info.id) failed: \(error.detail)\n")
         case .completed(let info):
             display.message("\(info.id) done: \(info.location)\n")
+        case .indexWriteFailed(let error):
+            display.message("warning: \(error.taskID.map { "\($0): " } ?? "")\(error.detail)\n")
         default:
             break
         }
@@ -70,4 +76,12 @@ final class QueueRunPrinter: Sendable {
     func finish() {
         if !json { display.finish() }
     }
+}
+
+/// The JSON line of an `indexWriteFailed` event.
+private struct IndexWriteFailure: Encodable {
+    var event = "indexWriteFailed"
+    var id: String?
+    var kind: String
+    var error: String
 }

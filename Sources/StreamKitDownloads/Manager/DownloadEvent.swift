@@ -20,14 +20,19 @@ public enum DownloadEvent: Hashable, Sendable {
     case allCompleted
     /// A task and its files were removed.
     case removed(id: String)
+    /// The queue's database refused to record a task's change (a full disk names its file
+    /// system). The task goes on as the event before this one says; its row is written again at
+    /// its next change and when the manager closes.
+    case indexWriteFailed(DownloadManagerError)
 
-    /// The task the event is about, or `nil` for ``allCompleted``.
+    /// The task the event is about, or `nil` for ``allCompleted`` (and an index failure of no task).
     public var taskID: String? {
         switch self {
         case .added(let info), .stateChanged(let info, _), .progress(let info), .completed(let info),
             .failed(let info, _):
             info.id
         case .speed(let id, _), .postProcessing(let id, _), .removed(let id): id
+        case .indexWriteFailed(let error): error.taskID
         case .allCompleted: nil
         }
     }

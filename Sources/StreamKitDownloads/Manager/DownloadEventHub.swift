@@ -67,7 +67,7 @@ final class DownloadEventHub: Sendable {
         case .progress(let info): taskCallbacks?.progressChanged?(info)
         case .speed: if let task { taskCallbacks?.speedChanged?(task) }
         case .postProcessing: if let task { taskCallbacks?.postProcessingChanged?(task) }
-        case .added, .removed: break
+        case .added, .removed, .indexWriteFailed: break
         }
     }
 

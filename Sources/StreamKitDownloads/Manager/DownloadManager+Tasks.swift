@@ -128,6 +128,7 @@ extension DownloadManager {
         deleteFiles(of: info)
         try index.delete(id)
         tasks[id] = nil
+        forgetUnsaved(id)
         hub.setCallbacks(nil, for: id)
         emit(.removed(id: id))
     }

@@ -38,7 +38,11 @@ public actor DownloadManager {
     /// The runner of each task that has one (it holds a slot until it ends).
     var runners: [String: Task<Void, Never>] = [:]
     let hub = DownloadEventHub()
-    private var lastPersist: [String: ContinuousClock.Instant] = [:]
+    var lastPersist: [String: ContinuousClock.Instant] = [:]
+    /// Tasks whose latest change the index refused (see ``persist(_:)``).
+    var unsaved: Set<String> = []
+    /// Range sets of file tasks that the index refused, newest first in line to be written.
+    var unsavedFileStates: [String: FileResumeState] = [:]
     /// Made when the first task runs (a manager that only lists or records tasks, such as the one
     /// behind `streamkit download`, never needs one).
     var client: HTTPClient?
@@ -138,11 +142,12 @@ public actor DownloadManager {
                 info.state = .ready
                 info.bytesPerSecond = 0
                 tasks[id] = info
-                try? index.update(info)
+                persist(info)
             }
             runner.cancel()
         }
         for runner in running.values { await runner.value }
+        persistUnsaved()
         hub.close()
         await client?.shutdown()
         // Fold the WAL into the database now, off the cooperative pool: the checkpoint fsyncs,
@@ -230,10 +235,10 @@ public actor DownloadManager {
             info.finishedAt = Date()
             info.lastError = nil
         }
-        try index.update(info)
-        lastPersist[id] = .now
         tasks[id] = info
+        lastPersist[id] = .now
         emit(.stateChanged(info, from: previous))
+        persist(info)
     }
 
     func fail(_ id: String, _ error: DownloadManagerError) throws(DownloadManagerError) {
@@ -257,18 +262,6 @@ public actor DownloadManager {
         emit(.speed(id: id, bytesPerSecond: speed))
         if let last = lastPersist[id], last.duration(to: .now) < configuration.persistInterval { return }
         lastPersist[id] = .now
-        try? index.update(info)
+        persist(info)
     }
-
-    func saveFileState(_ id: String, _ state: FileResumeState) throws(DownloadManagerError) {
-        guard var info = tasks[id] else { return }
-        info.bytesDone = state.done.byteCount
-        info.bytesExpected = state.length
-        if let length = state.length, length > 0 { info.progress = min(1, Double(info.bytesDone) / Double(length)) }
-        tasks[id] = info
-        try index.saveFileState(state, for: info)
-        lastPersist[id] = .now
-    }
-
-    func fileState(_ id: String) throws(DownloadManagerError) -> FileResumeState { try index.fileState(id) }
 }

@@ -33,7 +33,7 @@ struct FileTaskRunner: Sendable {
             client: client, url: info.url, headers: info.requestHeaders, partialPath: partial,
             options: options, initial: initial, taskID: id,
             onProgress: { done, length in progress.report(done: done, expected: length, fraction: nil, speed: nil) },
-            save: { state in try await manager.saveFileState(id, state) })
+            save: { state in await manager.saveFileState(id, state) })
         _ = try await downloader.run()
         if rename(partial, info.location) != 0 {
             throw DownloadManagerError(
