@@ -217,4 +217,34 @@ import Glibc
         runner.signal(SIGINT)
         #expect(try await runner.wait(timeout: .seconds(20)) == 130)
     }
+
+    /// SIGTERM and SIGHUP (the terminal or SSH session went away) stop `queue run` as Ctrl-C
+    /// does: the running task is saved back as `ready` in the index, and the run exits 130.
+    @Test(.requires(.nginx), arguments: [SIGTERM, SIGHUP])
+    func terminationAndHangUpStopTheRunCleanly(signal: Int32) async throws {
+        let root = try TestRun.makeTemporaryDirectory("queue-origin")
+        _ = try writeRandomFile(root, "slow.mp4", bytes: 4_000_000)
+        let nginx = try await Nginx.static(root: root, limitRatePerConnection: 100_000)
+        let home = try TestRun.makeTemporaryDirectory("queue-home").path
+        let (added, addOutput) = await Self.run([
+            "queue", "add", nginx.url("slow.mp4").absoluteString, "--start", "--home", home,
+        ])
+        #expect(added == .success, "\(addOutput.errorOutput.text)")
+        let id = addOutput.output.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let runner = try ChildProcess(
+            executable: DownloadBinaryTests.streamkit(), arguments: ["queue", "run", "--home", home],
+            logName: "streamkit-queue")
+        defer { Task { await runner.stop() } }
+        func state() throws -> DownloadState? {
+            try DownloadQueueRemote.tasks(directory: URL(fileURLWithPath: home)).first { $0.id == id }?.state
+        }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try state() != .running, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(try state() == .running)
+        runner.signal(signal)
+        #expect(try await runner.wait(timeout: .seconds(20)) == 130, "\(runner.standardError)")
+        #expect(try state() == .ready)
+    }
 }

@@ -1,4 +1,4 @@
-/// Runs a job that Ctrl-C (SIGINT) or SIGTERM cancels instead of killing the process, so the job can
+/// Runs a job that Ctrl-C (SIGINT), SIGTERM or SIGHUP cancels instead of killing the process, so the job can
 /// leave its files complete and the command can exit with 130. Built on ``InterruptMonitor``.
 public enum InterruptHandler {
     /// Runs `body` in a task that an interrupt cancels; the default signal actions are restored afterwards.

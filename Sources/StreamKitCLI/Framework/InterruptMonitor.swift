@@ -7,8 +7,8 @@ import Glibc
 import Darwin
 #endif
 
-/// Turns SIGINT (Ctrl-C) and SIGTERM into a call, so that a command can stop cleanly, save its
-/// state and exit 130 instead of dying mid-write.
+/// Turns SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal went away) into a call, so that a
+/// command can stop cleanly, save its state and exit 130 instead of dying mid-write.
 ///
 /// While it is active the signals reach it instead of ending the process; after ``stop()`` they
 /// have their default effect again. Monitors may follow one another in a process (a demo's
@@ -22,8 +22,11 @@ public final class InterruptMonitor: Sendable {
     private let flag = Flag()
     private let registration: Mutex<SignalHub.Registration?>
 
+    /// The signals that ask a command to stop: Ctrl-C, `kill`, and a closed terminal or SSH session.
+    public static let stopSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+
     /// Starts watching `signals`, calling `onInterrupt` once on the first one.
-    public convenience init(signals: [Int32] = [SIGINT, SIGTERM], onInterrupt: @escaping @Sendable () -> Void) {
+    public convenience init(signals: [Int32] = stopSignals, onInterrupt: @escaping @Sendable () -> Void) {
         self.init(signals: signals) { count in
             if count == 1 { onInterrupt() }
         }
@@ -31,7 +34,7 @@ public final class InterruptMonitor: Sendable {
 
     /// Starts watching `signals`, calling `onEachInterrupt` with 1 for the first, 2 for the
     /// second, and so on (a job can stop gently on the first and at once on the second).
-    public init(signals: [Int32] = [SIGINT, SIGTERM], onEachInterrupt: @escaping @Sendable (Int) -> Void) {
+    public init(signals: [Int32] = stopSignals, onEachInterrupt: @escaping @Sendable (Int) -> Void) {
         let flag = self.flag
         registration = Mutex(
             SignalHub.shared.register(signals) { _ in

@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Delivers SIGINT and SIGTERM as values on an `AsyncStream` instead of ending the process.
+/// Delivers SIGINT, SIGTERM and SIGHUP as values on an `AsyncStream` instead of ending the process.
 ///
 /// While it exists the signals reach it; `cancel()` gives them back their default effect.
 final class SignalWatcher: Sendable {
@@ -14,7 +14,7 @@ final class SignalWatcher: Sendable {
     let signals: AsyncStream<Int32>
     private let registration: Mutex<SignalHub.Registration?>
 
-    init(_ watched: [Int32] = [SIGINT, SIGTERM]) {
+    init(_ watched: [Int32] = InterruptMonitor.stopSignals) {
         let (stream, continuation) = AsyncStream<Int32>.makeStream()
         signals = stream
         registration = Mutex(SignalHub.shared.register(watched) { continuation.yield($0) })
