@@ -47,10 +47,19 @@ import Glibc
         var generator = SplitMix64(seed: UInt64(UInt32(truncatingIfNeeded: getpid())))
         var kills: [(logCount: Int, killedAt: Double, done: Set<String>, partial: [String: Int64])] = []
         for round in 0..<10 {
+            let before = Set((try? FileManager.default.contentsOfDirectory(atPath: video.path)) ?? [])
             let process = try ChildProcess(
                 executable: Self.streamkit(), arguments: ["download", url, "--home", home.path, "--json"],
                 logName: "streamkit-kill-\(round)")
-            try await Task.sleep(for: .milliseconds(Int64.random(in: 400...1_400, using: &generator)))
+            // The random moment counts from the first bytes this run writes, not from the spawn: on a
+            // loaded machine starting the process alone can take longer than the whole window.
+            let writing = ContinuousClock.now + .seconds(20)
+            while Set((try? FileManager.default.contentsOfDirectory(atPath: video.path)) ?? []) == before,
+                ContinuousClock.now < writing
+            {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try await Task.sleep(for: .milliseconds(Int64.random(in: 100...1_000, using: &generator)))
             process.signal(SIGKILL)
             #expect(try await process.wait(timeout: .seconds(20)) == 128 + SIGKILL, "round \(round) ended by itself")
             let killedAt = Date().timeIntervalSince1970

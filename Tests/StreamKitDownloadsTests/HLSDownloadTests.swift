@@ -299,13 +299,15 @@ import Testing
                     return !fired
                 }
                 guard first else { return }
-                Task {
+                // A thread, not a task: on a loaded cooperative pool a task's next poll can come
+                // seconds late, by which time the partial segment it saw may be complete.
+                Thread {
                     let deadline = ContinuousClock.now + .seconds(20)
                     while Self.partialBytes(in: directory) == 0 && ContinuousClock.now < deadline {
-                        try await Task.sleep(for: .milliseconds(20))
+                        usleep(5_000)
                     }
                     download.cancel()
-                }
+                }.start()
             }
             Issue.record("the download was not cancelled")
         } catch let error as HLSDownloadError {

@@ -211,7 +211,14 @@ struct RTMPCommandLineTests {
             logName: "streamkit-record")
         try await nginx.waitForErrorLog("play: name='stop'")
         let publisher = try RealPeers.ffmpegPublisher(fixture.entryFile, to: url)
-        try await Task.sleep(for: .seconds(2))
+        // The recording has begun once the recorder reports its first media (ffmpeg alone can
+        // take seconds to start on a loaded machine); from then the publisher sends in real
+        // time, so the sleep that follows is media time, within the fixture's four seconds.
+        let started = ContinuousClock.now + .seconds(30)
+        while !recorder.standardOutput.contains("recording stop:"), ContinuousClock.now < started {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await Task.sleep(for: .seconds(1))
         recorder.signal(SIGINT)
         #expect(try await recorder.wait(timeout: .seconds(10)) == 130, "\(recorder.standardError)")
         #expect(recorder.standardOutput.contains("interrupted"), "\(recorder.standardOutput)")
