@@ -136,6 +136,23 @@ import Testing
         await origin.stop()
     }
 
+    /// A task whose URL answers 404 fails naming the status and leaves no empty partial file.
+    @Test func aFailureBeforeAnyByteLeavesNoPartialFile() async throws {
+        let origin = try await StaticOrigin.start(files: ["movie.mp4": 100_000])
+        let manager = try await ManagerSupport.manager(failures: 2)
+        let recorder = EventRecorder(await manager.events())
+        let missing = try await manager.add(
+            DownloadRequest(url: origin.url("missing.mp4"), kind: .file), autoStart: true)
+        try await recorder.wait(for: missing.id, .failed)
+        let failed = try #require(await manager.info(missing.id))
+        #expect(failed.lastError?.contains("404") == true, "\(failed.lastError ?? "")")
+        let directory = URL(fileURLWithPath: failed.location).deletingLastPathComponent()
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(left.allSatisfy { !$0.hasPrefix("missing.mp4") }, "\(left)")
+        await manager.close()
+        await origin.stop()
+    }
+
     /// The bytes a `Range: bytes=A-B` or `bytes=A-` header asks for.
     static func requestedRange(_ header: String?, length: Int64) -> ByteRange? {
         guard let header, header.hasPrefix("bytes=") else { return nil }

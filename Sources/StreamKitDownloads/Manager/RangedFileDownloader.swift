@@ -127,6 +127,13 @@ final class RangedFileDownloader: Sendable {
                 _ = ftruncate(descriptor, 0)
                 _ = try? await flushAndSave(descriptor)
             } catch {
+                let nothingFetched = shared.withLock { $0.state.done.isEmpty && ($0.board?.done.isEmpty ?? true) }
+                if nothingFetched && lseek(descriptor, 0, SEEK_END) == 0 {
+                    // Nothing arrived (a 404, an origin that never answered): no empty file is
+                    // left behind, and no range set to resume.
+                    unlink(partialPath)
+                    throw error
+                }
                 _ = try? await flushAndSave(descriptor)
                 throw error
             }
