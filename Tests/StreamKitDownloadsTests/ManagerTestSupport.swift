@@ -91,7 +91,7 @@ final class EventRecorder: Sendable {
         switch event {
         case .added: "added"
         case .stateChanged(let info, let from): "\(from)>\(info.state)"
-        case .progress, .speed: nil
+        case .progress, .speed, .current: nil
         case .postProcessing(_, let fraction): "post:\(fraction)"
         case .completed: "completed"
         case .failed(_, let error): "failed:\(error.kind)"

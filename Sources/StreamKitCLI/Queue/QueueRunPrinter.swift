@@ -36,7 +36,7 @@ final class QueueRunPrinter: Sendable {
                 let line = IndexWriteFailure(id: error.taskID, kind: error.kind.description, error: error.detail)
                 context.write(
                     String(decoding: (try? JSONEncoder().encode(line)) ?? Data("{}".utf8), as: UTF8.self) + "\n")
-            case .speed, .postProcessing: break
+            case .speed, .postProcessing, .current: break
             }
             return
         }

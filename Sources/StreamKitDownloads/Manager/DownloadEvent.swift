@@ -1,5 +1,8 @@
 /// What a ``DownloadManager`` reports, in the order it happens.
 public enum DownloadEvent: Hashable, Sendable {
+    /// A task as it was when the stream began: every stream opens with one for each task it
+    /// concerns, in queue order, before any change.
+    case current(DownloadTaskInfo)
     /// A task was added (in `preparing`; a state change follows at once).
     case added(DownloadTaskInfo)
     /// A task moved from one state to another; `info` is the task after the move.
@@ -28,8 +31,8 @@ public enum DownloadEvent: Hashable, Sendable {
     /// The task the event is about, or `nil` for ``allCompleted`` (and an index failure of no task).
     public var taskID: String? {
         switch self {
-        case .added(let info), .stateChanged(let info, _), .progress(let info), .completed(let info),
-            .failed(let info, _):
+        case .current(let info), .added(let info), .stateChanged(let info, _), .progress(let info),
+            .completed(let info), .failed(let info, _):
             info.id
         case .speed(let id, _), .postProcessing(let id, _), .removed(let id): id
         case .indexWriteFailed(let error): error.taskID

@@ -19,11 +19,13 @@ final class DownloadEventHub: Sendable {
 
     private let state = Mutex(State())
 
-    /// A stream of every event (`filter` `nil`) or of one task's, until ``close()``.
-    func subscribe(filter: String?) -> AsyncStream<DownloadEvent> {
+    /// A stream of every event (`filter` `nil`) or of one task's, until ``close()``, starting
+    /// with `current` (the tasks as they are).
+    func subscribe(filter: String?, current: [DownloadEvent] = []) -> AsyncStream<DownloadEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: DownloadEvent.self)
         let key: Int? = state.withLock { state in
             guard !state.closed else { return nil }
+            for event in current { continuation.yield(event) }
             let key = state.nextKey
             state.nextKey += 1
             state.subscribers[key] = Subscriber(filter: filter, continuation: continuation)
@@ -67,7 +69,7 @@ final class DownloadEventHub: Sendable {
         case .progress(let info): taskCallbacks?.progressChanged?(info)
         case .speed: if let task { taskCallbacks?.speedChanged?(task) }
         case .postProcessing: if let task { taskCallbacks?.postProcessingChanged?(task) }
-        case .added, .removed, .indexWriteFailed: break
+        case .added, .removed, .indexWriteFailed, .current: break
         }
     }
 

@@ -6,7 +6,7 @@ extension DownloadManager {
     /// Starts the ready tasks the scheduler picks; a task that cannot start leaves its slot to
     /// the next one.
     func schedule() {
-        guard configuration.runsTasks, !closed else { return }
+        guard configuration.runsTasks, queueReleased, !closed else { return }
         var skipped: Set<String> = []
         while true {
             let next = scheduler.tasksToStart(queue: queueEntries, running: Set(runners.keys), skipping: skipped)

@@ -5,22 +5,27 @@ extension DownloadManager {
     /// Adds a task at the end of the queue. It starts when ``autoStart`` is on (or `autoStart` says
     /// so), else it waits stopped for ``start(_:)``.
     ///
+    /// - Parameters:
+    ///   - request: What to download.
+    ///   - autoStart: Whether it starts; ``autoStart`` when `nil`.
+    ///   - callbacks: The task's closures, attached before its first state change, so that they
+    ///     see every one.
     /// - Returns: The task, after its first state change.
     /// - Throws: ``DownloadManagerError``: `invalidArgument` for a URL that is not http(s),
     ///   `duplicateTask` when the same source and selection are queued already.
     @discardableResult
     public func add(
-        _ request: DownloadRequest, autoStart: Bool? = nil
+        _ request: DownloadRequest, autoStart: Bool? = nil, callbacks: DownloadTaskCallbacks? = nil
     ) throws(DownloadManagerError)
         -> DownloadTaskInfo
     {
-        try add(request, autoStart: autoStart, makesFolder: true)
+        try add(request, autoStart: autoStart, makesFolder: true, callbacks: callbacks)
     }
 
-    /// ``add(_:autoStart:)``; `makesFolder: false` leaves the task's folder to the engine that
-    /// runs it (a foreground task: a download that fails before it is planned leaves nothing).
+    /// ``add(_:autoStart:callbacks:)``; `makesFolder: false` leaves the task's folder to the engine
+    /// that runs it (a foreground task: a download that fails before it is planned leaves nothing).
     func add(
-        _ request: DownloadRequest, autoStart: Bool?, makesFolder: Bool
+        _ request: DownloadRequest, autoStart: Bool?, makesFolder: Bool, callbacks: DownloadTaskCallbacks? = nil
     ) throws(DownloadManagerError)
         -> DownloadTaskInfo
     {
@@ -50,6 +55,7 @@ extension DownloadManager {
             headers: request.headers.map { "\($0.name): \($0.value)" })
         info.queueID = try index.insert(info)
         tasks[id] = info
+        if let callbacks { hub.setCallbacks(callbacks, for: id) }
         emit(.added(info))
         do {
             if makesFolder && request.location == nil {
@@ -61,7 +67,7 @@ extension DownloadManager {
             return tasks[id] ?? info
         }
         try move(id, to: scheduler.stateForAddedTask(autoStart: autoStart))
-        schedule()
+        resumeQueue()
         return tasks[id] ?? info
     }
 
@@ -70,7 +76,7 @@ extension DownloadManager {
         for info in allTasks() where info.state == .stopped || info.state == .failed {
             try move(info.id, to: .ready, clearingError: true)
         }
-        schedule()
+        resumeQueue()
     }
 
     /// Queues one stopped or failed task; one already ready or running is left as it is.
@@ -80,7 +86,7 @@ extension DownloadManager {
         guard let info = tasks[id] else { throw .unknownTask(id) }
         if info.state == .ready || info.state == .running { return }
         try move(id, to: .ready, clearingError: true)
-        schedule()
+        resumeQueue()
     }
 
     /// Puts a failed task back in the queue (its error is cleared; it resumes where it stopped).

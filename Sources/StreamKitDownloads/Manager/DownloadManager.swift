@@ -49,6 +49,8 @@ public actor DownloadManager {
     /// Whether a task ran since the last `allCompleted`.
     var ranSinceIdle = false
     private(set) var closed = false
+    /// Whether tasks may start (see ``resumeQueue()``).
+    private(set) var queueReleased = false
 
     /// Opens the manager of `configuration.directory`, creating it if needed, and recovers from a
     /// crash: running tasks come back ready, stops in progress end stopped, removals finish.
@@ -93,7 +95,8 @@ public actor DownloadManager {
         bandwidthLimit = try index.setting("bandwidthLimit").flatMap { Int64($0) }
         autoStart = try index.setting("autoStart") == "1"
         try recover()
-        schedule()
+        // Nothing runs yet: tasks found ready wait for a subscriber, a callback, a queue change or
+        // resumeQueue(), so that whoever opened the manager sees every state change they make.
     }
 
     /// The client tasks run with, made (with the current bandwidth limit) when first needed.
@@ -142,6 +145,7 @@ public actor DownloadManager {
                 info.state = .ready
                 info.bytesPerSecond = 0
                 tasks[id] = info
+                emit(.stateChanged(info, from: .running))
                 persist(info)
             }
             runner.cancel()
@@ -160,25 +164,43 @@ public actor DownloadManager {
 
     // MARK: Events
 
-    /// Every event from now on, until the manager closes.
+    /// Every task as it is now (a `current` event each, in queue order), then every event, until
+    /// the manager closes. The first subscription also lets the tasks found ready at open start.
     public func events() -> AsyncStream<DownloadEvent> { subscribe(filter: nil) }
 
-    /// The events of one task from now on (its state changes, progress, speed, completion, failure,
-    /// removal), until the manager closes.
+    /// The task as it is now (a `current` event), then its events (state changes, progress, speed,
+    /// completion, failure, removal), until the manager closes. Lets the queue start, as
+    /// ``events()`` does.
     public func updates(for id: String) -> AsyncStream<DownloadEvent> { subscribe(filter: id) }
 
-    /// Sets the manager-wide closures (replacing earlier ones).
-    public func setCallbacks(_ callbacks: DownloadCallbacks) { hub.setCallbacks(callbacks) }
+    /// Sets the manager-wide closures (replacing earlier ones), and lets the queue start.
+    public func setCallbacks(_ callbacks: DownloadCallbacks) {
+        hub.setCallbacks(callbacks)
+        resumeQueue()
+    }
 
-    /// Sets one task's closures (replacing earlier ones); `nil` removes them.
+    /// Sets one task's closures (replacing earlier ones); `nil` removes them. Lets the queue start.
     public func setCallbacks(_ callbacks: DownloadTaskCallbacks?, for id: String) {
         hub.setCallbacks(callbacks, for: id)
+        resumeQueue()
+    }
+
+    /// Lets tasks start. A manager starts none when it opens, so that the tasks it resumes do not
+    /// change state before anyone listens: the first of ``events()``, ``updates(for:)``,
+    /// `setCallbacks`, a queue change (`add`, `start`, `startAll`, `retry`) or this call
+    /// starts them. Call it when nothing else will, to resume a queue without listening to it.
+    public func resumeQueue() {
+        queueReleased = true
+        schedule()
     }
 
     private func subscribe(filter: String?) -> AsyncStream<DownloadEvent> {
         // Closing refuses subscribers at once; the streams it has end once its runners have.
         guard !closed else { return AsyncStream { $0.finish() } }
-        return hub.subscribe(filter: filter)
+        let current = allTasks().filter { filter == nil || $0.id == filter }.map(DownloadEvent.current)
+        let stream = hub.subscribe(filter: filter, current: current)
+        resumeQueue()
+        return stream
     }
 
     func emit(_ event: DownloadEvent) { hub.emit(event, task: event.taskID.flatMap { tasks[$0] }) }
