@@ -75,7 +75,7 @@ import Glibc
                 meanwhile. Progress is drawn on a terminal, printed as a line every 2 s
                 otherwise, or as JSON lines with --json. Ctrl-C stops cleanly (running tasks
                 come back ready) and exits 130. With --exit-when-done it exits once nothing is
-                ready or running: 0 when every task succeeded, 1 when one failed.
+                ready or running: 0 when every task it ran succeeded, 1 when one failed.
 
                 USAGE: streamkit queue run [--max-concurrent <n>] [--exit-when-done]
                        [--limit-rate <rate>] [--home <dir>] [--json]
@@ -246,5 +246,23 @@ import Glibc
         runner.signal(signal)
         #expect(try await runner.wait(timeout: .seconds(20)) == 130, "\(runner.standardError)")
         #expect(try state() == .ready)
+    }
+
+    /// `--exit-when-done` judges the tasks this run ran: a task that failed in an earlier run
+    /// and was left failed does not make a later run whose tasks all succeeded exit 1.
+    @Test(.requires(.nginx)) func exitWhenDoneJudgesTheTasksOfThisRun() async throws {
+        let root = try TestRun.makeTemporaryDirectory("queue-origin")
+        _ = try writeRandomFile(root, "good.mp4", bytes: 100_000)
+        let nginx = try await Nginx.static(root: root)
+        let home = try TestRun.makeTemporaryDirectory("queue-home").path
+        _ = await Self.run(["queue", "add", nginx.url("missing.mp4").absoluteString, "--start", "--home", home])
+        let (firstRun, firstOutput) = await Self.run(["queue", "run", "--exit-when-done", "--home", home])
+        #expect(firstRun == .failure, "\(firstOutput.errorOutput.text)")
+        _ = await Self.run(["queue", "add", nginx.url("good.mp4").absoluteString, "--start", "--home", home])
+        let (secondRun, secondOutput) = await Self.run(["queue", "run", "--exit-when-done", "--home", home])
+        #expect(secondRun == .success, "\(secondOutput.errorOutput.text)")
+        #expect(
+            secondOutput.errorOutput.text.contains("Done: 1 succeeded, 0 failed"), "\(secondOutput.errorOutput.text)")
+        await nginx.stop()
     }
 }

@@ -13,7 +13,7 @@ struct QueueRunCommand: ParsableCommand {
             1, at most 16), and performs what other queue commands ask meanwhile. Progress is drawn on a \
             terminal, printed as a line every 2 s otherwise, or as JSON lines with --json. Ctrl-C stops \
             cleanly (running tasks come back ready) and exits 130. With --exit-when-done it exits once \
-            nothing is ready or running: 0 when every task succeeded, 1 when one failed.
+            nothing is ready or running: 0 when every task it ran succeeded, 1 when one failed.
             """,
         examples: [
             .init(
@@ -53,9 +53,17 @@ struct QueueRunCommand: ParsableCommand {
         let monitor = InterruptMonitor { interrupted.withLock { $0 = true } }
         defer { monitor.stop() }
         let printer = QueueRunPrinter(context: context, json: format.json)
+        // The tasks this run started: what --exit-when-done and the summary judge (a task that
+        // failed in an earlier run and was left so is not this run's failure).
+        let ran = Mutex<Set<String>>([])
         let stream = await manager.events()
         let events = Task {
-            for await event in stream { printer.print(event) }
+            for await event in stream {
+                if case .stateChanged(let info, _) = event, info.state == .running {
+                    ran.withLock { _ = $0.insert(info.id) }
+                }
+                printer.print(event)
+            }
         }
         if !format.json {
             context.writeError("Running the queue in \(directory.path) (\(await manager.allTasks().count) tasks)\n")
@@ -73,9 +81,10 @@ struct QueueRunCommand: ParsableCommand {
             printer.tick(await manager.allTasks())
             try? await Task.sleep(for: .milliseconds(200))
         }
-        let tasks = await manager.allTasks()
         await manager.close()
         await events.value
+        let ranIDs = ran.withLock { $0 }
+        let tasks = await manager.allTasks().filter { ranIDs.contains($0.id) }
         printer.finish()
         let failed = tasks.filter { $0.state == .failed }
         if !format.json {
