@@ -42,6 +42,7 @@ import Glibc
                   add                     Add a task to the queue; prints its id.
                   list                    List every task: id, state, progress, bytes, speed,
                                           title, error.
+                  info                    Show every field of one task.
                   start                   Queue a stopped or failed task (or all of them) to
                                           run.
                   stop                    Stop a task (or all of them); running ones stop
@@ -51,6 +52,7 @@ import Glibc
                   remove                  Remove a task and delete its files, or every
                                           unfinished task.
                   run                     Run the queue in the foreground with live progress.
+                  config                  Show the queue's settings, or change them.
 
                   See 'streamkit queue help <command>' for help on a command.
 
@@ -263,6 +265,67 @@ import Glibc
         #expect(secondRun == .success, "\(secondOutput.errorOutput.text)")
         #expect(
             secondOutput.errorOutput.text.contains("Done: 1 succeeded, 0 failed"), "\(secondOutput.errorOutput.text)")
+        await nginx.stop()
+    }
+
+    /// `queue config` shows the settings and changes them, saved for later runs; `queue add`
+    /// follows the saved autostart and download directory; `queue info` shows every field of a
+    /// task (text and JSON); `queue list --completed` shows only the tasks that succeeded.
+    @Test(.requires(.nginx)) func configInfoAndCompletedList() async throws {
+        let root = try TestRun.makeTemporaryDirectory("queue-origin")
+        _ = try writeRandomFile(root, "good.mp4", bytes: 100_000)
+        let nginx = try await Nginx.static(root: root)
+        let home = try TestRun.makeTemporaryDirectory("queue-home").path
+        let library = try TestRun.makeTemporaryDirectory("queue-library").appendingPathComponent("media").path
+
+        let (shown, shownOutput) = await Self.run(["queue", "config", "--home", home])
+        #expect(shown == .success)
+        #expect(shownOutput.output.text.contains("max concurrent      1\n"), "\(shownOutput.output.text)")
+        #expect(shownOutput.output.text.contains("autostart           off\n"))
+        let (set, setOutput) = await Self.run([
+            "queue", "config", "--max-concurrent", "3", "--autostart", "on", "--download-dir", library,
+            "--limit-rate", "2M", "--home", home,
+        ])
+        #expect(set == .success, "\(setOutput.errorOutput.text)")
+        #expect(setOutput.output.text.contains("autostart           on\n"), "\(setOutput.output.text)")
+        let (tooMany, tooManyOutput) = await Self.run(["queue", "config", "--max-concurrent", "17", "--home", home])
+        #expect(tooMany == .usage && tooManyOutput.errorOutput.text.contains("between 1 and 16"))
+        let (_, jsonOutput) = await Self.run(["queue", "config", "--json", "--home", home])
+        let settings = try JSONDecoder().decode(DownloadQueueSettings.self, from: Data(jsonOutput.output.text.utf8))
+        #expect(
+            settings
+                == DownloadQueueSettings(
+                    downloadDirectory: library, maximumConcurrentDownloads: 3, autoStart: true,
+                    bandwidthLimit: 2 << 20))
+
+        let (_, goodOutput) = await Self.run([
+            "queue", "add", nginx.url("good.mp4").absoluteString, "--json", "--home", home,
+        ])
+        #expect(goodOutput.output.text.contains("\"state\":\"ready\""), "autostart: \(goodOutput.output.text)")
+        let good = try #require(try DownloadQueueRemote.tasks(directory: URL(fileURLWithPath: home)).first)
+        #expect(good.location.hasPrefix(library + "/"), "\(good.location)")
+        let (ran, ranOutput) = await Self.run(["queue", "run", "--exit-when-done", "--home", home])
+        #expect(ran == .success, "\(ranOutput.errorOutput.text)")
+        _ = await Self.run(["queue", "add", nginx.url("later.mp4").absoluteString, "--home", home])
+
+        let (_, completedOutput) = await Self.run(["queue", "list", "--completed", "--home", home])
+        let listed = completedOutput.output.text.split(separator: "\n").dropFirst()
+        #expect(listed.count == 1 && listed.first?.hasPrefix(good.id) == true, "\(completedOutput.output.text)")
+
+        let (info, infoOutput) = await Self.run(["queue", "info", good.id, "--home", home])
+        #expect(info == .success)
+        for expected in [
+            "state           success\n", "url             \(nginx.url("good.mp4").absoluteString)\n",
+            "location        \(good.location)\n", "bytes           97.7 KB of 97.7 KB\n",
+        ] {
+            #expect(infoOutput.output.text.contains(expected), "\(expected) in \(infoOutput.output.text)")
+        }
+        let (_, infoJSON) = await Self.run(["queue", "info", good.id, "--json", "--home", home])
+        #expect(
+            infoJSON.output.text.contains("\"id\":\"\(good.id)\"")
+                && infoJSON.output.text.contains("\"state\":\"success\""))
+        let (unknown, unknownOutput) = await Self.run(["queue", "info", "nosuchtask", "--home", home])
+        #expect(unknown == .failure && unknownOutput.errorOutput.text.contains("no task with id 'nosuchtask'"))
         await nginx.stop()
     }
 }

@@ -12,8 +12,8 @@ struct QueueAddCommand: ParsableCommand {
         abstract: "Add a task to the queue; prints its id.",
         discussion: """
             An HLS URL (.m3u8, or answered as a playlist) becomes a package; anything else a file fetched \
-            over -j range connections. The task waits stopped unless --start is given; the same URL and \
-            selection cannot be queued twice.
+            over -j range connections. The task waits stopped unless --start is given or the queue's \
+            autostart is on (`queue config --autostart on`); the same URL and selection cannot be queued twice.
             """,
         examples: [
             .init(
@@ -69,7 +69,7 @@ struct QueueAddCommand: ParsableCommand {
             selection: selection.hlsSelection, decrypt: decrypt, fileType: type, title: title,
             thumbnailURL: thumbnail, connections: selection.connections, headers: requestHeaders)
         let answer = try await QueueAccess.perform(
-            .add(request, autoStart: start), home: home, context: context)
+            .add(request, autoStart: start ? true : nil), home: home, context: context)
         if let error = answer.error {
             context.writeError("error: \(error)\n")
             throw ExitCode.failure

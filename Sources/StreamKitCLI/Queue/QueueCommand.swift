@@ -20,8 +20,9 @@ struct QueueCommand: ParsableCommand {
             .init("See the queue", "streamkit queue list"),
         ],
         subcommands: [
-            QueueAddCommand.self, QueueListCommand.self, QueueStartCommand.self, QueueStopCommand.self,
-            QueueRetryCommand.self, QueueRemoveCommand.self, QueueRunCommand.self,
+            QueueAddCommand.self, QueueListCommand.self, QueueInfoCommand.self, QueueStartCommand.self,
+            QueueStopCommand.self, QueueRetryCommand.self, QueueRemoveCommand.self, QueueRunCommand.self,
+            QueueConfigCommand.self,
         ],
         group: "Downloads")
 

@@ -2,32 +2,34 @@ import Foundation
 import StreamKitCore
 import StreamKitDownloads
 
-/// `streamkit queue list [--json]`.
+/// `streamkit queue list [--completed] [--json]`.
 struct QueueListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "List every task: id, state, progress, bytes, speed, title, error.",
         examples: [.init("Every task as JSON lines", "streamkit queue list --json")])
 
+    @Flag(help: "Only the tasks that succeeded.") var completed = false
     @OptionGroup var home: HomeOptions
     @OptionGroup var format = JSONOutputOptions(help: "Print one JSON object per task.")
 
     init() {}
 
     func run(_ context: CommandContext) async throws {
-        let tasks: [DownloadTaskInfo]
+        var tasks: [DownloadTaskInfo]
         do {
             tasks = try DownloadQueueRemote.tasks(directory: QueueAccess.directory(home, context))
         } catch {
             context.writeError("error: \(error)\n")
             throw ExitCode.failure
         }
+        if completed { tasks = tasks.filter { $0.state == .success } }
         if format.json {
             for task in tasks { context.write(QueueAccess.jsonLine(task)) }
             return
         }
         if tasks.isEmpty {
-            context.write("The queue is empty.\n")
+            context.write(completed ? "No task has completed.\n" : "The queue is empty.\n")
             return
         }
         context.write("ID                STATE      DONE     BYTES                 SPEED       TITLE\n")

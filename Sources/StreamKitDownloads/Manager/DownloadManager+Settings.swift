@@ -60,4 +60,30 @@ extension DownloadManager {
         schedule()
         await previous?.shutdown()
     }
+
+    /// The settings as they are.
+    public var settings: DownloadQueueSettings {
+        DownloadQueueSettings(
+            downloadDirectory: downloadDirectory.path, maximumConcurrentDownloads: maximumConcurrentDownloads,
+            autoStart: autoStart, bandwidthLimit: bandwidthLimit)
+    }
+
+    /// Applies the settings `change` gives, each saved for the next manager on the directory.
+    ///
+    /// - Throws: ``DownloadManagerError``: `invalidArgument` for a value out of range (nothing
+    ///   is changed then), `fileSystem` for a directory that cannot be made.
+    public func configure(_ change: DownloadQueueSettings) async throws(DownloadManagerError) {
+        if let count = change.maximumConcurrentDownloads, !(1...16).contains(count) {
+            throw DownloadManagerError(.invalidArgument, "maximumConcurrentDownloads must be 1...16, got \(count)")
+        }
+        if let limit = change.bandwidthLimit, limit < 0 {
+            throw DownloadManagerError(.invalidArgument, "the bandwidth limit cannot be negative")
+        }
+        if let directory = change.downloadDirectory {
+            try setDownloadDirectory(URL(fileURLWithPath: directory, isDirectory: true))
+        }
+        if let autoStart = change.autoStart { try setAutoStart(autoStart) }
+        if let count = change.maximumConcurrentDownloads { try setMaximumConcurrentDownloads(count) }
+        if let limit = change.bandwidthLimit { try await setBandwidthLimit(limit == 0 ? nil : limit) }
+    }
 }

@@ -24,6 +24,32 @@ public enum DownloadQueueCommand: Hashable, Sendable, Codable {
     case remove(String)
     /// Removes every unfinished task.
     case removeUnfinished
+    /// Changes the settings given (the others stay); answers with the settings after it.
+    case configure(DownloadQueueSettings)
+}
+
+/// A queue's settings, as `streamkit queue config` shows and sets them; `nil` in a change means
+/// "leave as it is".
+public struct DownloadQueueSettings: Hashable, Sendable, Codable {
+    /// Where new tasks are stored.
+    public var downloadDirectory: String?
+    /// Tasks at once, 1...16.
+    public var maximumConcurrentDownloads: Int?
+    /// Whether added tasks start at once.
+    public var autoStart: Bool?
+    /// The most bytes a second for all tasks together; 0 in a change removes the limit.
+    public var bandwidthLimit: Int64?
+
+    /// Creates settings (or a change to them).
+    public init(
+        downloadDirectory: String? = nil, maximumConcurrentDownloads: Int? = nil, autoStart: Bool? = nil,
+        bandwidthLimit: Int64? = nil
+    ) {
+        self.downloadDirectory = downloadDirectory
+        self.maximumConcurrentDownloads = maximumConcurrentDownloads
+        self.autoStart = autoStart
+        self.bandwidthLimit = bandwidthLimit
+    }
 }
 
 /// The outcome of a ``DownloadQueueCommand``: the tasks concerned, or the error.
@@ -36,14 +62,19 @@ public struct DownloadQueueAnswer: Hashable, Sendable, Codable {
     public var errorKind: String?
     /// What failed.
     public var error: String?
+    /// The settings, for `configure`.
+    public var settings: DownloadQueueSettings?
 
     /// Creates an answer.
-    public init(tasks: [DownloadTaskInfo] = [], removed: [String] = [], errorKind: String? = nil, error: String? = nil)
-    {
+    public init(
+        tasks: [DownloadTaskInfo] = [], removed: [String] = [], errorKind: String? = nil, error: String? = nil,
+        settings: DownloadQueueSettings? = nil
+    ) {
         self.tasks = tasks
         self.removed = removed
         self.errorKind = errorKind
         self.error = error
+        self.settings = settings
     }
 }
 
@@ -185,6 +216,9 @@ extension DownloadManager {
                 return DownloadQueueAnswer(removed: [id])
             case .removeUnfinished:
                 return DownloadQueueAnswer(removed: try await removeUnfinished())
+            case .configure(let change):
+                try await configure(change)
+                return DownloadQueueAnswer(settings: settings)
             }
         } catch {
             return DownloadQueueAnswer(errorKind: error.kind.description, error: error.description)
