@@ -10,8 +10,8 @@ import Darwin
 
 /// Extended attributes (`user.*`) of a file: small records kept with the file itself, so that
 /// they go wherever a rename takes it and vanish with it.
-enum ExtendedAttribute {
-    enum ReadResult: Equatable {
+package enum ExtendedAttribute {
+    package enum ReadResult: Equatable {
         /// There is no file at the path.
         case noFile
         /// The file has no such attribute (or the file system keeps none).
@@ -22,7 +22,7 @@ enum ExtendedAttribute {
     /// Sets attribute `name` on an open file.
     ///
     /// - Returns: False where the file system keeps no user attributes (or not this many bytes).
-    static func write(_ value: [UInt8], name: String, descriptor: Int32) -> Bool {
+    package static func write(_ value: [UInt8], name: String, descriptor: Int32) -> Bool {
         value.withUnsafeBytes { bytes in
             #if canImport(Glibc)
             fsetxattr(descriptor, name, bytes.baseAddress, bytes.count, 0) == 0
@@ -35,7 +35,7 @@ enum ExtendedAttribute {
     /// Sets attribute `name` on the file at `path`.
     ///
     /// - Returns: False where it cannot (no such file, no user attributes).
-    static func write(_ value: [UInt8], name: String, path: String) -> Bool {
+    package static func write(_ value: [UInt8], name: String, path: String) -> Bool {
         value.withUnsafeBytes { bytes in
             #if canImport(Glibc)
             setxattr(path, name, bytes.baseAddress, bytes.count, 0) == 0
@@ -46,7 +46,7 @@ enum ExtendedAttribute {
     }
 
     /// Reads attribute `name` of the file at `path`.
-    static func read(name: String, path: String) -> ReadResult {
+    package static func read(name: String, path: String) -> ReadResult {
         #if canImport(Glibc)
         let size = getxattr(path, name, nil, 0)
         #else
@@ -64,7 +64,7 @@ enum ExtendedAttribute {
     }
 
     /// Removes attribute `name` from an open file, if it has it.
-    static func remove(name: String, descriptor: Int32) {
+    package static func remove(name: String, descriptor: Int32) {
         #if canImport(Glibc)
         _ = fremovexattr(descriptor, name)
         #else

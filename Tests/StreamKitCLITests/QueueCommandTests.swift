@@ -53,6 +53,7 @@ import Glibc
                                           unfinished task.
                   run                     Run the queue in the foreground with live progress.
                   config                  Show the queue's settings, or change them.
+                  repair                  Rebuild a damaged queue from the downloads on disk.
 
                   See 'streamkit queue help <command>' for help on a command.
 
@@ -326,6 +327,35 @@ import Glibc
                 && infoJSON.output.text.contains("\"state\":\"success\""))
         let (unknown, unknownOutput) = await Self.run(["queue", "info", "nosuchtask", "--home", home])
         #expect(unknown == .failure && unknownOutput.errorOutput.text.contains("no task with id 'nosuchtask'"))
+        await nginx.stop()
+    }
+
+    /// A queue database cut to nothing beside a finished download: `queue list` exits 1 naming the
+    /// file and `queue repair`; `queue repair` keeps the old file aside and brings the task back.
+    @Test(.requires(.nginx)) func aDamagedQueueIsRepaired() async throws {
+        let root = try TestRun.makeTemporaryDirectory("queue-origin")
+        _ = try writeRandomFile(root, "good.mp4", bytes: 100_000)
+        let nginx = try await Nginx.static(root: root)
+        let home = try TestRun.makeTemporaryDirectory("queue-home").path
+        _ = await Self.run(["queue", "add", nginx.url("good.mp4").absoluteString, "--start", "--home", home])
+        let (ran, _) = await Self.run(["queue", "run", "--exit-when-done", "--home", home])
+        #expect(ran == .success)
+        let index = home + "/queue.sqlite"
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: index + suffix) }
+        #expect(truncate(index, 0) == 0)
+
+        let (listed, listOutput) = await Self.run(["queue", "list", "--home", home])
+        #expect(listed == .failure)
+        #expect(
+            listOutput.errorOutput.text.contains("the queue database \(index) is damaged")
+                && listOutput.errorOutput.text.contains("streamkit queue repair"), "\(listOutput.errorOutput.text)")
+        let (repaired, repairOutput) = await Self.run(["queue", "repair", "--home", home])
+        #expect(repaired == .success, "\(repairOutput.errorOutput.text)")
+        #expect(repairOutput.output.text.contains("The old queue database is kept as \(home)/queue-damaged-"))
+        #expect(
+            repairOutput.output.text.contains("Rebuilt 1 tasks: 1 succeeded, 0 stopped"), "\(repairOutput.output.text)")
+        let (_, afterOutput) = await Self.run(["queue", "list", "--completed", "--home", home])
+        #expect(afterOutput.output.text.contains("success"), "\(afterOutput.output.text)")
         await nginx.stop()
     }
 }

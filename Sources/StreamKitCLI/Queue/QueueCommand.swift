@@ -22,7 +22,7 @@ struct QueueCommand: ParsableCommand {
         subcommands: [
             QueueAddCommand.self, QueueListCommand.self, QueueInfoCommand.self, QueueStartCommand.self,
             QueueStopCommand.self, QueueRetryCommand.self, QueueRemoveCommand.self, QueueRunCommand.self,
-            QueueConfigCommand.self,
+            QueueConfigCommand.self, QueueRepairCommand.self,
         ],
         group: "Downloads")
 

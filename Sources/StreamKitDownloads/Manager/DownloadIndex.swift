@@ -37,8 +37,15 @@ final class DownloadIndex: @unchecked Sendable {
     /// write, so no wait for the manager's lock).
     init(path: String, createSchema: Bool = true) throws(DownloadManagerError) {
         self.path = path
+        if let reason = Self.emptyWhileDownloadsExist(path) { throw Self.damaged(path, reason) }
         do {
             database = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: createSchema ? 5_000 : 1_000)
+            // A page damaged on disk shows only when read: check every page's structure now (a
+            // few milliseconds for a queue), so that the user hears it at open, with the way out.
+            let check = try database.query("PRAGMA quick_check").compactMap { $0.text("quick_check") }
+            if check != ["ok"] {
+                throw Self.damaged(path, check.prefix(3).joined(separator: "; "))
+            }
             guard createSchema else { return }
             try database.execute(
                 """
@@ -77,9 +84,41 @@ final class DownloadIndex: @unchecked Sendable {
                     done INTEGER NOT NULL DEFAULT 0
                 );
                 """)
+        } catch let error as DownloadManagerError {
+            throw error
+        } catch let error as SQLiteError where Self.damageCodes.contains(error.resultCode) {
+            throw Self.damaged(path, error.message)
         } catch {
             throw DownloadManagerError(.database, "\(error)")
         }
+    }
+
+    /// SQLite's codes for a file that is not a database or is damaged (`SQLITE_CORRUPT`,
+    /// `SQLITE_NOTADB`).
+    static let damageCodes: Set<Int32> = [11, 26]
+
+    /// The error for a damaged index, with the way out.
+    static func damaged(_ path: String, _ reason: String) -> DownloadManagerError {
+        DownloadManagerError(
+            .damagedIndex,
+            "the queue database \(path) is damaged (\(reason)); `streamkit queue repair` sets it aside and "
+                + "rebuilds the queue from the downloads on disk")
+    }
+
+    /// Why an index file reads as empty when it should not: a file of 0 bytes (with no write-ahead
+    /// log holding its pages) beside a library that holds downloads. SQLite would take it for a new
+    /// queue, and every download would drop out of it.
+    static func emptyWhileDownloadsExist(_ path: String) -> String? {
+        let files = FileManager.default
+        guard let size = (try? files.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.int64Value == 0
+        else { return nil }
+        if let wal = (try? files.attributesOfItem(atPath: path + "-wal"))?[.size] as? NSNumber, wal.int64Value > 0 {
+            return nil
+        }
+        let library = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("library").path
+        let downloads = ((try? files.contentsOfDirectory(atPath: library)) ?? []).filter { !$0.hasPrefix(".") }
+        guard !downloads.isEmpty else { return nil }
+        return "the file is empty, yet library/ holds \(downloads.count) download\(downloads.count == 1 ? "" : "s")"
     }
 
     // MARK: Tasks
@@ -224,6 +263,8 @@ final class DownloadIndex: @unchecked Sendable {
             return try body()
         } catch let error as DownloadManagerError {
             throw error
+        } catch let error as SQLiteError where Self.damageCodes.contains(error.resultCode) {
+            throw Self.damaged(path, error.message)
         } catch let error as SQLiteError where error.isDiskFull {
             throw DownloadManagerError(
                 .diskFull,

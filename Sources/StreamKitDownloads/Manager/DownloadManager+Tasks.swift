@@ -60,6 +60,8 @@ extension DownloadManager {
         do {
             if makesFolder && request.location == nil {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                // What `repair` rebuilds a file task from (a package has its package.json).
+                if request.kind == .file { TaskRecords.writeRequest(request, folder: folder) }
             }
         } catch {
             try fail(

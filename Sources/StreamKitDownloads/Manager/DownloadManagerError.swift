@@ -16,6 +16,9 @@ public struct DownloadManagerError: Error, Hashable, Sendable, CustomStringConve
         public static let invalidArgument = Kind("invalid argument")
         /// The index database failed.
         public static let database = Kind("database")
+        /// The index database is damaged or empty beside existing downloads; `streamkit queue
+        /// repair` (``DownloadManager/repair(directory:)``) rebuilds it.
+        public static let damagedIndex = Kind("damaged index")
         /// A file or folder could not be made, written or deleted.
         public static let fileSystem = Kind("file system")
         /// The disk is full: writing a downloaded byte failed with ENOSPC.

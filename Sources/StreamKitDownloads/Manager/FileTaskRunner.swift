@@ -33,7 +33,10 @@ struct FileTaskRunner: Sendable {
             client: client, url: info.url, headers: info.requestHeaders, partialPath: partial,
             options: options, initial: initial, taskID: id,
             onProgress: { done, length in progress.report(done: done, expected: length, fraction: nil, speed: nil) },
-            save: { state in await manager.saveFileState(id, state) })
+            save: { state in
+                await manager.saveFileState(id, state)
+                TaskRecords.writeRanges(state, partial: partial)
+            })
         _ = try await downloader.run()
         if rename(partial, info.location) != 0 {
             throw DownloadManagerError(
