@@ -95,8 +95,12 @@ public final class SQLiteDatabase {
     /// - Parameters:
     ///   - path: A file path, or `:memory:` for a private in-memory database.
     ///   - busyTimeoutMilliseconds: How long a call waits for another connection's lock.
+    ///   - setsWriteAheadLog: Whether this connection switches the file to WAL; a reader of a file
+    ///     another connection owns leaves it as that connection set it.
     /// - Throws: ``SQLiteError`` when the file cannot be opened or is not a database.
-    public init(path: String, busyTimeoutMilliseconds: Int32 = 5_000) throws(SQLiteError) {
+    public init(
+        path: String, busyTimeoutMilliseconds: Int32 = 5_000, setsWriteAheadLog: Bool = true
+    ) throws(SQLiteError) {
         var opened: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(path, &opened, flags, nil)
@@ -109,7 +113,7 @@ public final class SQLiteDatabase {
         self.path = path
         sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
         sqlite3_extended_result_codes(handle, 0)
-        if path != ":memory:" {
+        if path != ":memory:" && setsWriteAheadLog {
             // Turning a new file to WAL takes an exclusive lock, for which SQLite does not wait:
             // a second process opening the same new file at that moment got "database is locked".
             let deadline = ContinuousClock.now + .milliseconds(Int(busyTimeoutMilliseconds))

@@ -39,7 +39,10 @@ final class DownloadIndex: @unchecked Sendable {
         self.path = path
         if let reason = Self.emptyWhileDownloadsExist(path) { throw Self.damaged(path, reason) }
         do {
-            database = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: createSchema ? 5_000 : 1_000)
+            // A reader leaves the journal mode to the manager: switching a file being created to
+            // WAL takes a lock the manager may hold for longer than a reader waits.
+            database = try SQLiteDatabase(
+                path: path, busyTimeoutMilliseconds: createSchema ? 5_000 : 1_000, setsWriteAheadLog: createSchema)
             // A page damaged on disk shows only when read: check every page's structure now (a
             // few milliseconds for a queue), so that the user hears it at open, with the way out.
             let check = try database.query("PRAGMA quick_check").compactMap { $0.text("quick_check") }
