@@ -79,9 +79,12 @@ public final class Nginx: Sendable {
     ///   - honourRange: When false, nginx ignores `Range` and answers 200 with the whole file (`max_ranges 0`).
     ///   - unthrottledHeader: A request header (such as `X-Unthrottled`) whose presence lifts
     ///     `limitRatePerConnection` for that request, so a test can finish a throttled job quickly.
+    ///   - port: The port to listen on, for an origin that comes back where it was; a free one
+    ///     when `nil`.
     /// - Throws: ``TestSupportError`` when nginx is missing or does not start.
     public static func `static`(
-        root: URL, limitRatePerConnection: Int? = nil, honourRange: Bool = true, unthrottledHeader: String? = nil
+        root: URL, limitRatePerConnection: Int? = nil, honourRange: Bool = true, unthrottledHeader: String? = nil,
+        port: UInt16? = nil
     ) async throws -> Nginx {
         var location = "root \(root.path);\n"
         if let limitRatePerConnection {
@@ -95,7 +98,8 @@ public final class Nginx: Sendable {
         }
         if !honourRange { location += "            max_ranges 0;\n" }
         let locationBlock = location
-        return try await launch(name: "nginx-static", tool: .nginx, modules: "", rtmp: nil) { directory, port in
+        return try await launch(name: "nginx-static", tool: .nginx, modules: "", rtmp: nil, port: port) {
+            directory, port in
             """
                 server {
                     listen 127.0.0.1:\(port);
@@ -158,7 +162,7 @@ public final class Nginx: Sendable {
     // MARK: Private
 
     private static func launch(
-        name: String, tool: Tool, modules: String, rtmp applications: [RTMPApplication]?,
+        name: String, tool: Tool, modules: String, rtmp applications: [RTMPApplication]?, port chosen: UInt16? = nil,
         server: @escaping @Sendable (URL, UInt16) -> String
     ) async throws -> Nginx {
         let executable = try tool.requirePath()
@@ -168,7 +172,8 @@ public final class Nginx: Sendable {
             // (held up there, they held up every other test's tasks).
             let (process, directory, port, rtmpPort) = try await runBlocking {
                 try prepareAndSpawn(
-                    name: name, executable: executable, modules: modules, rtmp: applications, server: server)
+                    name: name, executable: executable, modules: modules, rtmp: applications, port: chosen,
+                    server: server)
             }
             var ready = await LocalNetwork.waitUntilListening(port: port, process: process)
             if ready, let rtmpPort { ready = await LocalNetwork.waitUntilListening(port: rtmpPort, process: process) }
@@ -201,11 +206,11 @@ public final class Nginx: Sendable {
 
     /// Makes the server's folder and configuration on free ports and starts nginx on them.
     private static func prepareAndSpawn(
-        name: String, executable: String, modules: String, rtmp applications: [RTMPApplication]?,
+        name: String, executable: String, modules: String, rtmp applications: [RTMPApplication]?, port chosen: UInt16?,
         server: @Sendable (URL, UInt16) -> String
     ) throws -> (ChildProcess, URL, UInt16, UInt16?) {
         let directory = try TestRun.makeTemporaryDirectory(name)
-        let port = try LocalNetwork.freePort()
+        let port = try chosen ?? LocalNetwork.freePort()
         let rtmpPort = applications == nil ? nil : try LocalNetwork.freePort()
         for sub in ["temp", "hls"] {
             try FileManager.default.createDirectory(

@@ -88,9 +88,13 @@ struct DownloadFailurePolicyTests {
         #expect(atOnce.detail == "write failed")
     }
 
-    /// A connection's HTTP failure: cancellation first, then what retrying may cure.
+    /// A connection's HTTP failure: cancellation first, then a host that does not answer, then
+    /// what retrying may cure.
     @Test(arguments: [
-        (HTTPClientError(.connectFailed), false, DownloadFailure.transient),
+        (HTTPClientError(.connectFailed), false, DownloadFailure.unreachable),
+        (HTTPClientError(.couldNotResolveHost), false, .unreachable),
+        (HTTPClientError(.connectTimeout), false, .unreachable),
+        (HTTPClientError(.connectionReset), false, .transient),
         (HTTPClientError(.truncatedBody), false, .transient),
         (HTTPClientError.unexpectedStatus(.serviceUnavailable, url: nil), false, .transient),
         (HTTPClientError.unexpectedStatus(.tooManyRequests, url: nil), false, .transient),
@@ -115,6 +119,27 @@ struct DownloadFailurePolicyTests {
     func hlsFailures(kind: HLSDownloadError.Kind, expected: DownloadFailure) {
         #expect(DownloadFailure(HLSDownloadError(kind), taskCancelled: false) == expected, "\(kind)")
         #expect(DownloadFailure(HLSDownloadError(kind), taskCancelled: true) == .cancelled, "\(kind)")
+    }
+
+    /// An HLS run whose requests found the host silent waits for it like a file task.
+    @Test(arguments: [HTTPClientError.Kind.connectFailed, .couldNotResolveHost, .connectTimeout])
+    func hlsRunsThatFoundTheHostSilent(kind: HTTPClientError.Kind) {
+        let error = HLSDownloadError(.playlistUnavailable, underlying: HTTPClientError(kind))
+        #expect(DownloadFailure(error, taskCancelled: false) == .unreachable)
+        #expect(DownloadFailure(error, taskCancelled: true) == .cancelled)
+    }
+
+    /// A silent host: two waits, then the run ends and the task waits for the host; progress in
+    /// between starts the count again.
+    @Test func aSilentHostIsWaitedForAfterThreeTries() {
+        var streak = FailureStreak()
+        let decisions = (1...3).map { _ in Self.policy.decide(.unreachable, streak: &streak) }
+        #expect(
+            decisions == [
+                .retry(after: .milliseconds(500)), .retry(after: .seconds(1)), .waitForHost(consecutiveFailures: 3),
+            ])
+        streak.progressed()
+        #expect(Self.policy.decide(.unreachable, streak: &streak) == .retry(after: .milliseconds(500)))
     }
 
     /// A full disk is told by the failing write's `errno`, with no words to match: ENOSPC and

@@ -153,6 +153,49 @@ import Testing
         await origin.stop()
     }
 
+    /// The origin is down when four tasks are queued: they find it silent and within 10 s all
+    /// four wait for it, saying why, none failed. It comes back on the same port: within 20 s all
+    /// four have finished by themselves, byte-identical.
+    @Test func tasksWaitForAnOriginThatIsDownAndFinishWhenItReturns() async throws {
+        let root = try TestRun.makeTemporaryDirectory("down-origin")
+        var files: [String: Data] = [:]
+        for index in 0..<4 { files["f\(index).mp4"] = try writeRandomFile(root, "f\(index).mp4", bytes: 300_000) }
+        let port = try LocalNetwork.freePort()
+        let manager = try await ManagerSupport.manager()
+        let recorder = EventRecorder(await manager.events())
+        var ids: [String: String] = [:]
+        for name in files.keys.sorted() {
+            let url = "http://127.0.0.1:\(port)/\(name)"
+            ids[name] = try await manager.add(DownloadRequest(url: url, kind: .file), autoStart: true).id
+        }
+        let queued = ContinuousClock.now
+        while await manager.allTasks().contains(where: { $0.state != .waiting }),
+            queued.duration(to: .now) < .seconds(10)
+        {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let tasks = await manager.allTasks()
+        #expect(tasks.allSatisfy { $0.state == .waiting }, "\(tasks.map(\.state)) after \(queued.duration(to: .now))")
+        #expect(tasks.allSatisfy { $0.lastError?.contains("127.0.0.1:\(port)") == true }, "\(tasks.map(\.lastError))")
+
+        let nginx = try await Nginx.static(root: root, port: port)
+        let back = ContinuousClock.now
+        while await manager.allTasks().contains(where: { $0.state != .success }), back.duration(to: .now) < .seconds(20)
+        {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        for (name, id) in ids {
+            let info = try #require(await manager.info(id))
+            #expect(info.state == .success, "\(name): \(info.state) \(info.lastError ?? "")")
+            if info.state == .success {
+                #expect(try Data(contentsOf: URL(fileURLWithPath: info.location)) == files[name])
+            }
+        }
+        #expect(!recorder.milestones.contains { $0.hasSuffix(">failed") }, "\(recorder.milestones)")
+        await manager.close()
+        await nginx.stop()
+    }
+
     /// The bytes a `Range: bytes=A-B` or `bytes=A-` header asks for.
     static func requestedRange(_ header: String?, length: Int64) -> ByteRange? {
         guard let header, header.hasPrefix("bytes=") else { return nil }

@@ -399,9 +399,9 @@ import Testing
 
     // MARK: Failures
 
-    /// A 404 fails at once, naming the URL and status; connections refused fail after the
-    /// configured errors in a row; retry puts the task back (failed → ready) and it succeeds once
-    /// the file exists.
+    /// A 404 fails at once, naming the URL and status; retry puts the task back (failed → ready)
+    /// and it succeeds once the file exists. Connections refused make a task wait for its host
+    /// after three errors in a row, saying so, rather than fail.
     @Test func failuresAndRetry() async throws {
         let origin = try await Self.origin(bytes: 100_000)
         let manager = try await Support.manager(failures: 3)
@@ -427,15 +427,18 @@ import Testing
         let port = refusing.port
         let refused = try await manager.add(
             DownloadRequest(url: "http://127.0.0.1:\(port)/x.mp4", kind: .file), autoStart: true)
-        try await recorder.wait(for: refused.id, .failed)
+        try await recorder.wait(for: refused.id, .waiting)
         let error = try #require(await manager.info(refused.id)?.lastError)
         #expect(error.contains("3 errors in a row") && error.contains("127.0.0.1:\(port)"), "\(error)")
-        // The same for an HLS task whose playlist cannot be fetched.
+        // The same for an HLS task whose playlist cannot be fetched, on another silent host.
+        let silent = try LocalNetwork.refusingPort()
+        defer { withExtendedLifetime(silent) {} }
         let hls = try await manager.add(
-            DownloadRequest(url: "http://127.0.0.1:\(port)/show.m3u8", kind: .hls), autoStart: true)
-        try await recorder.wait(for: hls.id, .failed)
+            DownloadRequest(url: "http://127.0.0.1:\(silent.port)/show.m3u8", kind: .hls), autoStart: true)
+        try await recorder.wait(for: hls.id, .waiting)
         let hlsError = try #require(await manager.info(hls.id)?.lastError)
         #expect(hlsError.contains("3 errors in a row") && hlsError.contains("show.m3u8"), "\(hlsError)")
+        #expect(!recorder.milestones.contains("running>failed"), "\(recorder.milestones)")
         await manager.close()
     }
 

@@ -11,15 +11,16 @@ struct DownloadStateTests {
     @Test func everyTransitionFollowsTheTable() throws {
         let table: [DownloadState: Set<DownloadState>] = [
             .preparing: [.ready, .stopped, .failed, .removing],
-            .ready: [.running, .stopped, .removing],
-            .running: [.stopping, .success, .failed, .ready, .removing],
+            .ready: [.running, .stopped, .waiting, .removing],
+            .running: [.stopping, .success, .failed, .ready, .waiting, .removing],
+            .waiting: [.ready, .stopped, .removing],
             .stopping: [.stopped, .removing],
             .stopped: [.ready, .removing],
             .success: [.removing],
             .failed: [.ready, .removing],
             .removing: [],
         ]
-        #expect(DownloadState.allCases.count == 8)
+        #expect(DownloadState.allCases.count == 9)
         for from in DownloadState.allCases {
             for to in DownloadState.allCases {
                 let allowed = table[from]!.contains(to)
@@ -44,6 +45,7 @@ struct DownloadStateTests {
         #expect(DownloadState.running.recovered == .ready)
         #expect(DownloadState.stopping.recovered == .stopped)
         #expect(DownloadState.preparing.recovered == .stopped)
+        #expect(DownloadState.waiting.recovered == .ready)
         for state in DownloadState.allCases where state.recovered != state {
             #expect(state.canTransition(to: state.recovered))
         }

@@ -117,7 +117,8 @@ enum ManagerSupport {
                     initialBackoff: .milliseconds(20), maximumBackoff: .milliseconds(100),
                     saveInterval: .milliseconds(200), writeFaults: faults),
                 hlsRetry: HTTPClientRetryPolicy(maximumAttempts: 2, initialDelay: .milliseconds(20)),
-                persistInterval: .milliseconds(200)))
+                persistInterval: .milliseconds(200), hostRetryDelay: .milliseconds(250),
+                hostRetryMaximumDelay: .seconds(2)))
     }
 
     /// The `Range` requests nginx logged for `uri` (once its log settled), as byte ranges

@@ -42,7 +42,9 @@ struct QueueListCommand: ParsableCommand {
             var line = task.id + "  " + task.state.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0) + "  "
             line += percent + "  " + bytes.padding(toLength: 20, withPad: " ", startingAt: 0) + "  "
             line += speed.padding(toLength: 10, withPad: " ", startingAt: 0) + "  " + task.title + "\n"
-            if let error = task.lastError { line += "    error: \(error)\n" }
+            if let error = task.lastError {
+                line += (task.state == .waiting ? "    waiting: " : "    error: ") + error + "\n"
+            }
             context.write(line)
         }
     }

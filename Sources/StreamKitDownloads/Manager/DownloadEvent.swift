@@ -19,7 +19,7 @@ public enum DownloadEvent: Hashable, Sendable {
     case completed(DownloadTaskInfo)
     /// A task failed; the error says what failed.
     case failed(DownloadTaskInfo, DownloadManagerError)
-    /// Nothing is left to run: no task is ready or running.
+    /// Nothing is left to run: no task is ready, running or waiting for its host.
     case allCompleted
     /// A task and its files were removed.
     case removed(id: String)
@@ -43,7 +43,7 @@ public enum DownloadEvent: Hashable, Sendable {
 
 /// Closures called for a manager's events, for code written in callback style.
 public struct DownloadCallbacks: Sendable {
-    /// Every task is done: nothing is ready or running.
+    /// Every task is done: nothing is ready, running or waiting.
     public var allCompleted: (@Sendable () -> Void)?
     /// One task succeeded.
     public var taskCompleted: (@Sendable (DownloadTaskInfo) -> Void)?

@@ -14,6 +14,12 @@ enum DownloadFailure: Hashable, Sendable {
     case transient
     /// Trying again cannot fix it; the task fails with an error of this kind.
     case permanent(DownloadManagerError.Kind)
+    /// No connection to the origin host (refused, unreachable, no such name, connect timeout):
+    /// after a few tries the task waits for the host instead of failing.
+    case unreachable
+
+    /// The client's errors that say the host did not answer at all.
+    static let unreachableKinds: Set<HTTPClientError.Kind> = [.couldNotResolveHost, .connectFailed, .connectTimeout]
 
     /// The HLS engine's error kinds that no new run of the engine can fix.
     static let permanentHLSKinds: Set<HLSDownloadError.Kind> = [
@@ -29,6 +35,8 @@ enum DownloadFailure: Hashable, Sendable {
     init(_ error: HTTPClientError, taskCancelled: Bool) {
         if error.kind == .cancelled || taskCancelled {
             self = .cancelled
+        } else if Self.unreachableKinds.contains(error.kind) {
+            self = .unreachable
         } else {
             self = HTTPClientRetryPolicy.isRetryable(error) ? .transient : .permanent(.transfer)
         }
@@ -43,6 +51,8 @@ enum DownloadFailure: Hashable, Sendable {
     init(_ error: HLSDownloadError, taskCancelled: Bool) {
         if taskCancelled || error.kind == .cancelled {
             self = .cancelled
+        } else if let underlying = error.underlying, Self.unreachableKinds.contains(underlying.kind) {
+            self = .unreachable
         } else if Self.permanentHLSKinds.contains(error.kind) {
             let diskFull = error.kind == .writeFailed && Self.isDiskFull(errno: error.errno)
             self = .permanent(diskFull ? .diskFull : .transfer)

@@ -47,7 +47,14 @@ struct DownloadFailurePolicy: Hashable, Sendable {
         /// The task fails with an error of `kind`; `consecutiveFailures` is set when the failures
         /// in a row ran out (the error then says how many).
         case fail(DownloadManagerError.Kind, consecutiveFailures: Int?)
+        /// The origin host did not answer `consecutiveFailures` times in a row: the run ends and
+        /// the task waits for the host (`hostUnreachable`).
+        case waitForHost(consecutiveFailures: Int)
     }
+
+    /// Connection failures in a row after which a task waits for its host rather than trying on:
+    /// a host that refused this often is down, not blinking.
+    static let unreachableTries = 3
 
     init(maximumConsecutiveFailures: Int, initialBackoff: Duration, maximumBackoff: Duration) {
         self.maximumConsecutiveFailures = maximumConsecutiveFailures
@@ -74,6 +81,11 @@ struct DownloadFailurePolicy: Hashable, Sendable {
         case .transient:
             guard failures < maximumConsecutiveFailures else {
                 return .fail(.transfer, consecutiveFailures: failures)
+            }
+            return .retry(after: backoff(afterFailures: failures))
+        case .unreachable:
+            guard failures < min(Self.unreachableTries, maximumConsecutiveFailures) else {
+                return .waitForHost(consecutiveFailures: failures)
             }
             return .retry(after: backoff(afterFailures: failures))
         }

@@ -69,6 +69,8 @@ extension DownloadManager {
                 if let info = tasks[id] { emit(.completed(info)) }
             case (.failed(let failure), .failed?):
                 try fail(id, failure)
+            case (.hostUnreachable(let failure), .waiting?):
+                try waitForHost(id, failure)
             case (_, let next?):
                 try move(id, to: next)
             }

@@ -112,7 +112,7 @@ extension DownloadManager {
     public func stop(_ id: String) async throws(DownloadManagerError) {
         guard let info = tasks[id] else { throw .unknownTask(id) }
         switch info.state {
-        case .ready:
+        case .ready, .waiting:
             try move(id, to: .stopped)
         case .running:
             try move(id, to: .stopping)

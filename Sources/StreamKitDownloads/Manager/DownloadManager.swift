@@ -43,6 +43,8 @@ public actor DownloadManager {
     var unsaved: Set<String> = []
     /// Range sets of file tasks that the index refused, newest first in line to be written.
     var unsavedFileStates: [String: FileResumeState] = [:]
+    /// The probe of each `host:port` that tasks wait for (see ``waitForHost(_:_:)``).
+    var hostProbes: [String: Task<Void, Never>] = [:]
     /// Made when the first task runs (a manager that only lists or records tasks, such as the one
     /// behind `streamkit download`, never needs one).
     var client: HTTPClient?
@@ -139,6 +141,8 @@ public actor DownloadManager {
     public func close() async {
         guard !closed else { return }
         closed = true
+        for probe in hostProbes.values { probe.cancel() }
+        hostProbes = [:]
         let running = runners
         for (id, runner) in running {
             if var info = tasks[id], info.state == .running {

@@ -19,12 +19,19 @@ public struct DownloadManagerConfiguration: Sendable {
     public var persistInterval: Duration
     /// The `User-Agent` sent.
     public var userAgent: String
+    /// The first pause before a host that tasks wait for is tried again; it doubles with each
+    /// try that finds it still silent.
+    public var hostRetryDelay: Duration
+    /// The longest pause between two tries of a host.
+    public var hostRetryMaximumDelay: Duration
 
     /// Creates a configuration.
     public init(
         directory: URL, runsTasks: Bool = true, fileOptions: RangedFileOptions = RangedFileOptions(),
         hlsRetry: HTTPClientRetryPolicy = .default, progressInterval: Duration = .milliseconds(100),
-        persistInterval: Duration = .seconds(1), userAgent: String = "streamkit"
+        persistInterval: Duration = .seconds(1), userAgent: String = "streamkit",
+        hostRetryDelay: Duration = .seconds(1),
+        hostRetryMaximumDelay: Duration = .seconds(600)
     ) {
         self.directory = directory
         self.runsTasks = runsTasks
@@ -33,5 +40,7 @@ public struct DownloadManagerConfiguration: Sendable {
         self.progressInterval = progressInterval
         self.persistInterval = persistInterval
         self.userAgent = userAgent
+        self.hostRetryDelay = hostRetryDelay
+        self.hostRetryMaximumDelay = hostRetryMaximumDelay
     }
 }

@@ -25,6 +25,9 @@ public struct DownloadManagerError: Error, Hashable, Sendable, CustomStringConve
         public static let diskFull = Kind("disk full")
         /// The transfer failed (HTTP status, connection, changed representation).
         public static let transfer = Kind("transfer")
+        /// The origin host did not answer (refused, unreachable, no such name, connect timeout):
+        /// the task waits for it (``DownloadState/waiting``).
+        public static let hostUnreachable = Kind("host unreachable")
         /// The task was stopped or removed while it ran.
         public static let cancelled = Kind("cancelled")
         /// A request to the process that runs the queue got no answer.

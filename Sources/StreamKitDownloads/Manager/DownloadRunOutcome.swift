@@ -6,6 +6,8 @@ enum DownloadRunOutcome: Hashable, Sendable {
     case cancelled
     /// It failed with this error.
     case failed(DownloadManagerError)
+    /// Its origin host did not answer: the task waits for it.
+    case hostUnreachable(DownloadManagerError)
 
     /// The outcome of a run that threw `error` (`nil`: it returned).
     ///
@@ -19,6 +21,8 @@ enum DownloadRunOutcome: Hashable, Sendable {
         }
         if error is CancellationError || (error as? DownloadManagerError)?.kind == .cancelled {
             self = .cancelled
+        } else if let error = error as? DownloadManagerError, error.kind == .hostUnreachable {
+            self = .hostUnreachable(error)
         } else {
             self = .failed(
                 error as? DownloadManagerError ?? DownloadManagerError(.transfer, "\(error)", taskID: taskID))
@@ -34,6 +38,7 @@ enum DownloadRunOutcome: Hashable, Sendable {
         case (.running, .succeeded): .success
         case (.running, .cancelled): .ready
         case (.running, .failed): .failed
+        case (.running, .hostUnreachable): .waiting
         default: nil
         }
     }

@@ -42,12 +42,12 @@ struct DownloadScheduler: Hashable, Sendable {
 
     /// Whether nothing is being added, queued, running or stopping.
     static func isIdle(queue: [Entry], hasRunners: Bool) -> Bool {
-        !hasRunners && !queue.contains { [.preparing, .ready, .running, .stopping].contains($0.state) }
+        !hasRunners && !queue.contains { [.preparing, .ready, .running, .waiting, .stopping].contains($0.state) }
     }
 
     /// Whether `allCompleted` is due after a task ended: a task ran since the last one, no runner
-    /// is left, and no task is ready or running.
+    /// is left, and no task is ready, running or waiting for its host.
     static func hasDrained(queue: [Entry], hasRunners: Bool, ranSinceIdle: Bool) -> Bool {
-        ranSinceIdle && !hasRunners && !queue.contains { $0.state == .ready || $0.state == .running }
+        ranSinceIdle && !hasRunners && !queue.contains { [.ready, .running, .waiting].contains($0.state) }
     }
 }

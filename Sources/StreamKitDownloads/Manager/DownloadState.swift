@@ -9,10 +9,14 @@
 /// | preparing | failed | its folder could not be made |
 /// | ready | running | the scheduler gives it a slot |
 /// | ready | stopped | stopped before it ran |
+/// | ready | waiting | another task found its origin host not answering |
 /// | running | stopping | stopped while running: transfers are being cancelled |
 /// | running | success | every byte in place |
 /// | running | failed | too many errors in a row with no progress, or an error that retrying cannot fix |
 /// | running | ready | the process ended while it ran (crash recovery), or a slot was taken back |
+/// | running | waiting | its origin host stopped answering (refused, unreachable, no such name, connect timeout) |
+/// | waiting | ready | the host answers again (or the process ended while it waited) |
+/// | waiting | stopped | stopped while it waited |
 /// | stopping | stopped | its transfers ended, state saved |
 /// | stopped | ready | started again |
 /// | failed | ready | started again, or `retry` |
@@ -24,6 +28,10 @@ public enum DownloadState: String, Hashable, Sendable, CaseIterable, Codable, Cu
     case ready
     /// Transferring.
     case running
+    /// Waits, by itself, for its origin host to answer again: connections to it failed (refused,
+    /// unreachable, no such name, timed out). ``DownloadTaskInfo/lastError`` says why; the
+    /// manager tries the host with growing pauses and queues the task again when it answers.
+    case waiting
     /// Asked to stop; its transfers are ending.
     case stopping
     /// Stopped; keeps what it fetched and resumes from there when started.
@@ -38,8 +46,9 @@ public enum DownloadState: String, Hashable, Sendable, CaseIterable, Codable, Cu
     /// The states each state may move to.
     public static let transitions: [DownloadState: Set<DownloadState>] = [
         .preparing: [.ready, .stopped, .failed, .removing],
-        .ready: [.running, .stopped, .removing],
-        .running: [.stopping, .success, .failed, .ready, .removing],
+        .ready: [.running, .stopped, .waiting, .removing],
+        .running: [.stopping, .success, .failed, .ready, .waiting, .removing],
+        .waiting: [.ready, .stopped, .removing],
         .stopping: [.stopped, .removing],
         .stopped: [.ready, .removing],
         .success: [.removing],
@@ -64,11 +73,12 @@ public enum DownloadState: String, Hashable, Sendable, CaseIterable, Codable, Cu
     public var isFinished: Bool { self == .success }
 
     /// The state a task found in the index when a manager opens is put in: what was running comes
-    /// back ready (and resumes), a stop in progress is completed, an interrupted add is kept stopped.
+    /// back ready (and resumes), so does what waited for its host (tried again at once), a stop in
+    /// progress is completed, an interrupted add is kept stopped.
     /// `removing` stays, and the manager completes the removal.
     public var recovered: DownloadState {
         switch self {
-        case .running: .ready
+        case .running, .waiting: .ready
         case .stopping: .stopped
         case .preparing: .stopped
         default: self

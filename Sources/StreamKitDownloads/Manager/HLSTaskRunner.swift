@@ -56,6 +56,9 @@ struct HLSTaskRunner: Sendable {
                     let room = kind == .diskFull ? FileSystemSpace.describing(info.location) : ""
                     throw DownloadFailurePolicy.error(
                         kind, consecutiveFailures: failures, cause: error.description + room, taskID: info.id)
+                case .waitForHost(let failures):
+                    throw DownloadFailurePolicy.error(
+                        .hostUnreachable, consecutiveFailures: failures, cause: error.description, taskID: info.id)
                 }
             }
         }

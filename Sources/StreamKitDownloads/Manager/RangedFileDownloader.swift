@@ -370,6 +370,9 @@ final class RangedFileDownloader: Sendable {
             try await Task.sleep(for: delay)
         case .fail(let kind, let failures):
             throw DownloadFailurePolicy.error(kind, consecutiveFailures: failures, cause: "\(error)", taskID: taskID)
+        case .waitForHost(let failures):
+            throw DownloadFailurePolicy.error(
+                .hostUnreachable, consecutiveFailures: failures, cause: "\(error)", taskID: taskID)
         }
     }
 
