@@ -43,13 +43,15 @@ final class DownloadIndex: @unchecked Sendable {
             // WAL takes a lock the manager may hold for longer than a reader waits.
             database = try SQLiteDatabase(
                 path: path, busyTimeoutMilliseconds: createSchema ? 5_000 : 1_000, setsWriteAheadLog: createSchema)
+            // A reader (queue list) meets damage in the pages it reads, mapped in `run`; it does
+            // not read every page, which would hold it up behind a manager creating the file.
+            guard createSchema else { return }
             // A page damaged on disk shows only when read: check every page's structure now (a
             // few milliseconds for a queue), so that the user hears it at open, with the way out.
             let check = try database.query("PRAGMA quick_check").compactMap { $0.text("quick_check") }
             if check != ["ok"] {
                 throw Self.damaged(path, check.prefix(3).joined(separator: "; "))
             }
-            guard createSchema else { return }
             try database.execute(
                 """
                 CREATE TABLE IF NOT EXISTS tasks(
