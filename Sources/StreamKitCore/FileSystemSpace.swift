@@ -14,6 +14,13 @@ package struct FileSystemSpace: Hashable, Sendable, CustomStringConvertible {
     /// The file system's size.
     package var totalBytes: Int64
 
+    /// Room as given.
+    package init(mountPoint: String, availableBytes: Int64, totalBytes: Int64) {
+        self.mountPoint = mountPoint
+        self.availableBytes = availableBytes
+        self.totalBytes = totalBytes
+    }
+
     /// The file system holding `path`, or the nearest existing folder above it.
     ///
     /// - Returns: `nil` when nothing on the path can be examined.
@@ -49,7 +56,7 @@ package struct FileSystemSpace: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Bytes for people, in powers of 1024: `512 B`, `20.0 MB`.
-    static func format(_ bytes: Int64) -> String {
+    package static func format(_ bytes: Int64) -> String {
         let units = ["B", "KB", "MB", "GB", "TB"]
         var value = Double(bytes)
         var unit = 0

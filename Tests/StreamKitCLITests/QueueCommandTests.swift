@@ -285,7 +285,7 @@ import Glibc
         #expect(shownOutput.output.text.contains("autostart           off\n"))
         let (set, setOutput) = await Self.run([
             "queue", "config", "--max-concurrent", "3", "--autostart", "on", "--download-dir", library,
-            "--limit-rate", "2M", "--home", home,
+            "--limit-rate", "2M", "--cellular", "off", "--free-space-floor", "1M", "--home", home,
         ])
         #expect(set == .success, "\(setOutput.errorOutput.text)")
         #expect(setOutput.output.text.contains("autostart           on\n"), "\(setOutput.output.text)")
@@ -297,7 +297,11 @@ import Glibc
             settings
                 == DownloadQueueSettings(
                     downloadDirectory: library, maximumConcurrentDownloads: 3, autoStart: true,
-                    bandwidthLimit: 2 << 20))
+                    bandwidthLimit: 2 << 20, allowsCellularAccess: false, freeSpaceFloor: 1 << 20))
+        #expect(
+            setOutput.output.text.contains("cellular            off\nfree space floor    1.00 MB\n"),
+            "\(setOutput.output.text)")
+        _ = await Self.run(["queue", "config", "--cellular", "on", "--home", home])
 
         let (_, goodOutput) = await Self.run([
             "queue", "add", nginx.url("good.mp4").absoluteString, "--json", "--home", home,

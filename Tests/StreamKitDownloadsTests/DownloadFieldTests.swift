@@ -69,8 +69,9 @@ import Testing
 
     /// The queue's database and its downloads on one 20 MiB file system, and a 30 MiB file to
     /// fetch: the task fails within 5 s with a message that names the full file system; the next
-    /// task runs; once the file system has room again, a retry resumes from the bytes on disk
-    /// and both files end byte-identical, the queue database recording it.
+    /// task waits for free space, naming it too; once the file system has room again, that task
+    /// runs by itself, a retry resumes the first from the bytes on disk, and both files end
+    /// byte-identical, the queue database recording it.
     @Test(.requiresSmallFileSystem()) func aFullDiskFailsTheTaskNamingItsFileSystemAndTheQueueGoesOn() async throws {
         let disk = try await SmallFileSystem.mount(megabytes: 20)
         do {
@@ -97,20 +98,19 @@ import Testing
         let failure = failed.lastError ?? ""
         #expect(
             failure.contains("No space left") && failure.contains("the file system at \(disk.root.path)"), "\(failure)")
-        // The next task is not held up: it runs and ends (with the disk still full, it may fail).
-        try await recorder.wait { events in
-            events.contains { event in
-                guard case .stateChanged(let info, _) = event, info.id == small.id else { return false }
-                return info.state == .success || info.state == .failed
-            }
-        }
+        // The next task is taken up at once: it waits for free space, naming the file system, as
+        // the disk is still full.
+        try await recorder.wait(for: small.id, .waiting, timeout: .seconds(5))
+        let waiting = try #require(await manager.info(small.id)?.lastError)
+        #expect(
+            waiting.contains("waiting for free space: the file system at \(disk.root.path)")
+                && waiting.contains("below the floor of"), "\(waiting)")
         // Most of the file system holds the task's bytes, recorded as done.
         let done = try await manager.fileState(big.id).done
         #expect(done.byteCount > 10 << 20, "\(done.byteCount) bytes done")
         try await disk.resize(megabytes: 64)
         let retried = Date().timeIntervalSince1970
         try await manager.retry(big.id)
-        if await manager.info(small.id)?.state == .failed { try await manager.retry(small.id) }
         try await recorder.wait(for: big.id, .success, timeout: .seconds(30))
         try await recorder.wait(for: small.id, .success, timeout: .seconds(30))
         for (task, name) in [(big, "big.mp4"), (small, "small.mp4")] {

@@ -106,7 +106,7 @@ enum ManagerSupport {
     /// A manager on a new directory with fast backoff and saves.
     static func manager(
         directory: URL? = nil, runsTasks: Bool = true, connections: Int = 4, failures: Int = 3,
-        faults: WriteFaultInjector? = nil
+        faults: WriteFaultInjector? = nil, networkRoot: URL = URL(fileURLWithPath: "/")
     ) async throws -> DownloadManager {
         let directory = try directory ?? TestRun.makeTemporaryDirectory("manager")
         return try await DownloadManager(
@@ -118,7 +118,8 @@ enum ManagerSupport {
                     saveInterval: .milliseconds(200), writeFaults: faults),
                 hlsRetry: HTTPClientRetryPolicy(maximumAttempts: 2, initialDelay: .milliseconds(20)),
                 persistInterval: .milliseconds(200), hostRetryDelay: .milliseconds(250),
-                hostRetryMaximumDelay: .seconds(2)))
+                hostRetryMaximumDelay: .seconds(2), requirementCheckInterval: .milliseconds(200),
+                networkRoot: networkRoot))
     }
 
     /// The `Range` requests nginx logged for `uri` (once its log settled), as byte ranges

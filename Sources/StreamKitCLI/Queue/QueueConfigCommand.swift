@@ -2,7 +2,7 @@ import Foundation
 import StreamKitCore
 import StreamKitDownloads
 
-/// `streamkit queue config [--download-dir DIR] [--max-concurrent N] [--autostart on|off]`.
+/// `streamkit queue config [--download-dir DIR] [--max-concurrent N] [--autostart on|off] ...`.
 struct QueueConfigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config",
@@ -25,12 +25,27 @@ struct QueueConfigCommand: ParsableCommand {
         valueName: "rate",
         help: "At most this many bytes a second for all tasks, such as 500k or 2M; 0 for no limit.")
     var limitRate: String?
+    @Option(valueName: "on|off", help: "Whether tasks may run while the route to their origin is cellular.")
+    var cellular: Switch?
+    @Option(
+        name: "free-space-floor", valueName: "size",
+        help:
+            "The free space a task's file system must keep for it to start, such as 1G; auto for the smaller of 256M and 1%."
+    )
+    var freeSpaceFloor: String?
     @OptionGroup var home: HomeOptions
     @OptionGroup var format = JSONOutputOptions(help: "Print the settings as one JSON object.")
 
     init() {}
 
     mutating func validate() throws {
+        if let freeSpaceFloor, freeSpaceFloor != "auto", freeSpaceFloor != "0",
+            ByteSize(argument: freeSpaceFloor) == nil
+        {
+            throw ValidationError(
+                "invalid value '\(freeSpaceFloor)' for --free-space-floor: expected \(ByteSize.valueDescription), 0 or auto"
+            )
+        }
         if let maxConcurrent, !(1...16).contains(maxConcurrent) {
             throw ValidationError("--max-concurrent must be between 1 and 16, got \(maxConcurrent)")
         }
@@ -53,6 +68,15 @@ struct QueueConfigCommand: ParsableCommand {
         if let limitRate {
             change.bandwidthLimit = limitRate == "0" ? 0 : TransferRate(argument: limitRate)?.bytesPerSecond
         }
+        change.allowsCellularAccess = cellular.map { $0 == .on }
+        if let freeSpaceFloor {
+            change.freeSpaceFloor =
+                switch freeSpaceFloor {
+                case "auto": -1
+                case "0": 0
+                default: ByteSize(argument: freeSpaceFloor)?.bytes
+                }
+        }
         let answer = try await QueueAccess.perform(.configure(change), home: home, context: context)
         if let error = answer.error {
             context.writeError("error: \(error)\n")
@@ -66,12 +90,15 @@ struct QueueConfigCommand: ParsableCommand {
             return
         }
         let limit = settings.bandwidthLimit.map { ByteCountText.format(Double($0)) + "/s" } ?? "none"
+        let floor = settings.freeSpaceFloor.map { ByteCountText.format(Double($0)) } ?? "auto (256.0 MB or 1%)"
         context.write(
             """
             download directory  \(settings.downloadDirectory ?? "?")
             max concurrent      \(settings.maximumConcurrentDownloads ?? 1)
             autostart           \(settings.autoStart == true ? "on" : "off")
             bandwidth limit     \(limit)
+            cellular            \(settings.allowsCellularAccess == false ? "off" : "on")
+            free space floor    \(floor)
 
             """)
     }

@@ -26,6 +26,14 @@ extension DownloadManager {
             try? fail(id, error)
             return false
         }
+        if let info = tasks[id], let reason = unmetRequirement(info) {
+            do {
+                try waitForRequirement(id, reason)
+            } catch {
+                // Only a task that is no longer ready: nothing to start.
+            }
+            return false
+        }
         do {
             try move(id, to: .running)
         } catch {

@@ -65,7 +65,8 @@ extension DownloadManager {
     public var settings: DownloadQueueSettings {
         DownloadQueueSettings(
             downloadDirectory: downloadDirectory.path, maximumConcurrentDownloads: maximumConcurrentDownloads,
-            autoStart: autoStart, bandwidthLimit: bandwidthLimit)
+            autoStart: autoStart, bandwidthLimit: bandwidthLimit, allowsCellularAccess: allowsCellularAccess,
+            freeSpaceFloor: freeSpaceFloor)
     }
 
     /// Applies the settings `change` gives, each saved for the next manager on the directory.
@@ -85,5 +86,7 @@ extension DownloadManager {
         if let autoStart = change.autoStart { try setAutoStart(autoStart) }
         if let count = change.maximumConcurrentDownloads { try setMaximumConcurrentDownloads(count) }
         if let limit = change.bandwidthLimit { try await setBandwidthLimit(limit == 0 ? nil : limit) }
+        if let allowed = change.allowsCellularAccess { try setAllowsCellularAccess(allowed) }
+        if let floor = change.freeSpaceFloor { try setFreeSpaceFloor(floor < 0 ? nil : floor) }
     }
 }

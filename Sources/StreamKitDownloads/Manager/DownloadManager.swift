@@ -45,6 +45,11 @@ public actor DownloadManager {
     var unsavedFileStates: [String: FileResumeState] = [:]
     /// The probe of each `host:port` that tasks wait for (see ``waitForHost(_:_:)``).
     var hostProbes: [String: Task<Void, Never>] = [:]
+    /// Free space and cellular access (settings).
+    var requirements = DownloadRequirements()
+    /// Tasks waiting for a requirement, and the watch that checks them again.
+    var requirementWaiters: Set<String> = []
+    var requirementWatch: Task<Void, Never>?
     /// Made when the first task runs (a manager that only lists or records tasks, such as the one
     /// behind `streamkit download`, never needs one).
     var client: HTTPClient?
@@ -96,6 +101,8 @@ public actor DownloadManager {
         }
         bandwidthLimit = try index.setting("bandwidthLimit").flatMap { Int64($0) }
         autoStart = try index.setting("autoStart") == "1"
+        requirements.allowsCellularAccess = try index.setting("allowsCellular") != "0"
+        requirements.freeSpaceFloor = try index.setting("freeSpaceFloor").flatMap { Int64($0) }
         try recover()
         // Nothing runs yet: tasks found ready wait for a subscriber, a callback, a queue change or
         // resumeQueue(), so that whoever opened the manager sees every state change they make.
@@ -143,6 +150,8 @@ public actor DownloadManager {
         closed = true
         for probe in hostProbes.values { probe.cancel() }
         hostProbes = [:]
+        requirementWatch?.cancel()
+        requirementWatch = nil
         let running = runners
         for (id, runner) in running {
             if var info = tasks[id], info.state == .running {

@@ -24,6 +24,11 @@ public struct DownloadManagerConfiguration: Sendable {
     public var hostRetryDelay: Duration
     /// The longest pause between two tries of a host.
     public var hostRetryMaximumDelay: Duration
+    /// How often tasks waiting for free space or a network that is not cellular are checked again.
+    public var requirementCheckInterval: Duration
+    /// Where `proc/net/route` and `sys/class/net` are read from to tell a cellular route (`/`;
+    /// another folder in tests).
+    public var networkRoot: URL
 
     /// Creates a configuration.
     public init(
@@ -31,7 +36,8 @@ public struct DownloadManagerConfiguration: Sendable {
         hlsRetry: HTTPClientRetryPolicy = .default, progressInterval: Duration = .milliseconds(100),
         persistInterval: Duration = .seconds(1), userAgent: String = "streamkit",
         hostRetryDelay: Duration = .seconds(1),
-        hostRetryMaximumDelay: Duration = .seconds(600)
+        hostRetryMaximumDelay: Duration = .seconds(600), requirementCheckInterval: Duration = .seconds(2),
+        networkRoot: URL = URL(fileURLWithPath: "/")
     ) {
         self.directory = directory
         self.runsTasks = runsTasks
@@ -42,5 +48,7 @@ public struct DownloadManagerConfiguration: Sendable {
         self.userAgent = userAgent
         self.hostRetryDelay = hostRetryDelay
         self.hostRetryMaximumDelay = hostRetryMaximumDelay
+        self.requirementCheckInterval = requirementCheckInterval
+        self.networkRoot = networkRoot
     }
 }

@@ -39,16 +39,23 @@ public struct DownloadQueueSettings: Hashable, Sendable, Codable {
     public var autoStart: Bool?
     /// The most bytes a second for all tasks together; 0 in a change removes the limit.
     public var bandwidthLimit: Int64?
+    /// Whether tasks may run while the route to their origin is cellular.
+    public var allowsCellularAccess: Bool?
+    /// The free space a task's file system must keep for it to start; in a change, a negative
+    /// value goes back to the default (the smaller of 256 MiB and 1% of the file system).
+    public var freeSpaceFloor: Int64?
 
     /// Creates settings (or a change to them).
     public init(
         downloadDirectory: String? = nil, maximumConcurrentDownloads: Int? = nil, autoStart: Bool? = nil,
-        bandwidthLimit: Int64? = nil
+        bandwidthLimit: Int64? = nil, allowsCellularAccess: Bool? = nil, freeSpaceFloor: Int64? = nil
     ) {
         self.downloadDirectory = downloadDirectory
         self.maximumConcurrentDownloads = maximumConcurrentDownloads
         self.autoStart = autoStart
         self.bandwidthLimit = bandwidthLimit
+        self.allowsCellularAccess = allowsCellularAccess
+        self.freeSpaceFloor = freeSpaceFloor
     }
 }
 
