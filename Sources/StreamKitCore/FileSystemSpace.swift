@@ -56,18 +56,7 @@ package struct FileSystemSpace: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Bytes for people, in powers of 1024: `512 B`, `20.0 MB`.
-    package static func format(_ bytes: Int64) -> String {
-        let units = ["B", "KB", "MB", "GB", "TB"]
-        var value = Double(bytes)
-        var unit = 0
-        while value >= 1024 && unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        if unit == 0 { return "\(bytes) B" }
-        let tenths = Int64((value * 10).rounded())
-        return "\(tenths / 10).\(tenths % 10) \(units[unit])"
-    }
+    package static func format(_ bytes: Int64) -> String { ByteCountWords.tenths(bytes) }
 
     private static func device(of path: String) -> UInt64? {
         var status = stat()

@@ -1,3 +1,5 @@
+import StreamKitCore
+
 /// The HTML page at `/`: what the library holds, with a link to play each item.
 enum LibraryPage {
     static func html(items: [MediaLibraryItem], tasks: [QueueTaskSummary]? = nil) -> String {
@@ -92,16 +94,7 @@ enum LibraryPage {
 
     /// `512 B`, `3.4 KiB`, `12.3 MiB`, `1.2 GiB`.
     static func formatSize(_ bytes: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var value = Double(bytes)
-        var unit = 0
-        while value >= 1024 && unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        if unit == 0 { return "\(bytes) B" }
-        let tenths = Int((value * 10).rounded())
-        return "\(tenths / 10).\(tenths % 10) \(units[unit])"
+        ByteCountWords.tenths(bytes, units: ["B", "KiB", "MiB", "GiB", "TiB"])
     }
 
     /// `0:42`, `12:03`, `1:02:03`.

@@ -12,11 +12,33 @@ import Testing
     /// any other response, and the task ends `success` with the origin's bytes, on one connection
     /// and on four.
     @Test(arguments: [1, 4]) func aResetFirstResponseIsRetriedAndResumes(connections: Int) async throws {
-        let size = 3 << 20
-        let origin = try await StaticOrigin.start(files: ["movie.mp4": size], limitRate: 2 << 20)
+        let origin = try await StaticOrigin.start(files: ["movie.mp4": 3 << 20], limitRate: 2 << 20)
         let relay = try TCPRelay(upstreamPort: origin.nginx.port) { index in
             index < 2 ? (512 << 10) >> index : nil
         }
+        try await Self.fetchSucceeds(through: relay, from: origin, connections: connections)
+        #expect(relay.cutCount == 2)
+        await relay.stop()
+        await origin.stop()
+    }
+
+    /// A server that ignores `Range` resets the whole-file answer mid-body: the task asks again
+    /// after the policy's wait, takes the new whole answer from byte 0, and ends `success`.
+    @Test func aResetWholeFileAnswerIsFetchedAgain() async throws {
+        let origin = try await StaticOrigin.start(
+            files: ["movie.mp4": 2 << 20], limitRate: 2 << 20, honourRange: false)
+        let relay = try TCPRelay(upstreamPort: origin.nginx.port) { $0 == 0 ? 700 << 10 : nil }
+        try await Self.fetchSucceeds(through: relay, from: origin, connections: 4)
+        #expect(relay.cutCount == 1)
+        let requests = try await origin.nginx.settledAccessLog().filter { $0.uri == "/movie.mp4" }
+        #expect(requests.count == 2 && requests.allSatisfy { $0.status == 200 }, "\(requests)")
+        await relay.stop()
+        await origin.stop()
+    }
+
+    /// Runs a file task for the origin's `movie.mp4` through `relay` and checks that it ended
+    /// `success` with the origin's bytes.
+    static func fetchSucceeds(through relay: TCPRelay, from origin: StaticOrigin, connections: Int) async throws {
         let manager = try await ManagerSupport.manager(connections: connections, failures: 3)
         let recorder = EventRecorder(await manager.events())
         let info = try await manager.add(
@@ -29,42 +51,10 @@ import Testing
         }
         let final = try #require(await manager.info(info.id))
         #expect(final.state == .success, "\(final.lastError ?? "no error")")
-        #expect(relay.cutCount == 2)
         if final.state == .success {
             #expect(try Data(contentsOf: URL(fileURLWithPath: final.location)) == Data(origin.files["movie.mp4"]!))
         }
         await manager.close()
-        await relay.stop()
-        await origin.stop()
-    }
-
-    /// A server that ignores `Range` resets the whole-file answer mid-body: the task asks again
-    /// after the policy's wait, takes the new whole answer from byte 0, and ends `success`.
-    @Test func aResetWholeFileAnswerIsFetchedAgain() async throws {
-        let size = 2 << 20
-        let origin = try await StaticOrigin.start(files: ["movie.mp4": size], limitRate: 2 << 20, honourRange: false)
-        let relay = try TCPRelay(upstreamPort: origin.nginx.port) { $0 == 0 ? 700 << 10 : nil }
-        let manager = try await ManagerSupport.manager(connections: 4, failures: 3)
-        let recorder = EventRecorder(await manager.events())
-        let info = try await manager.add(
-            DownloadRequest(url: "http://127.0.0.1:\(relay.port)/movie.mp4", kind: .file), autoStart: true)
-        try await recorder.wait { events in
-            events.contains { event in
-                guard case .stateChanged(let changed, _) = event, changed.id == info.id else { return false }
-                return changed.state == .success || changed.state == .failed
-            }
-        }
-        let final = try #require(await manager.info(info.id))
-        #expect(final.state == .success, "\(final.lastError ?? "no error")")
-        #expect(relay.cutCount == 1)
-        if final.state == .success {
-            #expect(try Data(contentsOf: URL(fileURLWithPath: final.location)) == Data(origin.files["movie.mp4"]!))
-        }
-        let requests = try await origin.nginx.settledAccessLog().filter { $0.uri == "/movie.mp4" }
-        #expect(requests.count == 2 && requests.allSatisfy { $0.status == 200 }, "\(requests)")
-        await manager.close()
-        await relay.stop()
-        await origin.stop()
     }
 
     /// The queue's database and its downloads on one 20 MiB file system, and a 30 MiB file to
