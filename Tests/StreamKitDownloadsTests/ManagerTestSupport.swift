@@ -20,7 +20,7 @@ final class EventRecorder: Sendable {
     private let store = Store()
     private let task: Task<Void, Never>
 
-    init(_ stream: AsyncStream<DownloadEvent>) {
+    init(_ stream: DownloadEventStream) {
         let store = store
         task = Task {
             for await event in stream { store.events.withLock { $0.append(event) } }

@@ -1,12 +1,12 @@
 import Synchronization
 
 /// Hands a ``DownloadManager``'s events to its subscribers' streams and to the callbacks. The
-/// manager emits from its actor, so events keep their order; a stream that ends unsubscribes
-/// itself here, with no hop to the actor.
+/// manager emits from its actor, so events keep their order. A subscriber whose stream is no
+/// longer held by anyone is dropped at the next event (the hub holds buffers weakly).
 final class DownloadEventHub: Sendable {
     private struct Subscriber {
         var filter: String?
-        var continuation: AsyncStream<DownloadEvent>.Continuation
+        weak var buffer: DownloadEventBuffer?
     }
 
     private struct State {
@@ -21,24 +21,17 @@ final class DownloadEventHub: Sendable {
 
     /// A stream of every event (`filter` `nil`) or of one task's, until ``close()``, starting
     /// with `current` (the tasks as they are).
-    func subscribe(filter: String?, current: [DownloadEvent] = []) -> AsyncStream<DownloadEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: DownloadEvent.self)
-        let key: Int? = state.withLock { state in
-            guard !state.closed else { return nil }
-            for event in current { continuation.yield(event) }
-            let key = state.nextKey
+    func subscribe(filter: String?, current: [DownloadEvent] = []) -> DownloadEventStream {
+        let buffer = DownloadEventBuffer()
+        for event in current { buffer.yield(event) }
+        let subscribed = state.withLock { state in
+            guard !state.closed else { return false }
+            state.subscribers[state.nextKey] = Subscriber(filter: filter, buffer: buffer)
             state.nextKey += 1
-            state.subscribers[key] = Subscriber(filter: filter, continuation: continuation)
-            return key
+            return true
         }
-        guard let key else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: key) }
-        }
-        return stream
+        if !subscribed { buffer.finish() }
+        return DownloadEventStream(buffer: buffer)
     }
 
     /// Sets the manager-wide closures.
@@ -56,11 +49,12 @@ final class DownloadEventHub: Sendable {
     ///   - task: The task as it is now, handed to the closures of events that carry only an id
     ///     (speed, post-processing); those closures are not called without it.
     func emit(_ event: DownloadEvent, task: DownloadTaskInfo?) {
-        let (streams, callbacks, taskCallbacks) = state.withLock { state in
-            let streams = state.subscribers.values.filter { $0.filter == nil || $0.filter == event.taskID }
-            return (streams.map(\.continuation), state.callbacks, event.taskID.flatMap { state.taskCallbacks[$0] })
+        let (buffers, callbacks, taskCallbacks) = state.withLock { state in
+            state.subscribers = state.subscribers.filter { $0.value.buffer != nil }
+            let buffers = state.subscribers.values.filter { $0.filter == nil || $0.filter == event.taskID }
+            return (buffers.compactMap(\.buffer), state.callbacks, event.taskID.flatMap { state.taskCallbacks[$0] })
         }
-        for continuation in streams { continuation.yield(event) }
+        for buffer in buffers { buffer.yield(event) }
         switch event {
         case .allCompleted: callbacks.allCompleted?()
         case .completed(let info): callbacks.taskCompleted?(info)
@@ -75,11 +69,11 @@ final class DownloadEventHub: Sendable {
 
     /// Ends every stream; later subscribers get a stream that has ended.
     func close() {
-        let streams = state.withLock { state in
+        let buffers = state.withLock { state in
             state.closed = true
             defer { state.subscribers = [:] }
-            return state.subscribers.values.map(\.continuation)
+            return state.subscribers.values.compactMap(\.buffer)
         }
-        for continuation in streams { continuation.finish() }
+        for buffer in buffers { buffer.finish() }
     }
 }

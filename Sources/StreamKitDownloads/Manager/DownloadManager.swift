@@ -179,12 +179,12 @@ public actor DownloadManager {
 
     /// Every task as it is now (a `current` event each, in queue order), then every event, until
     /// the manager closes. The first subscription also lets the tasks found ready at open start.
-    public func events() -> AsyncStream<DownloadEvent> { subscribe(filter: nil) }
+    public func events() -> DownloadEventStream { subscribe(filter: nil) }
 
     /// The task as it is now (a `current` event), then its events (state changes, progress, speed,
     /// completion, failure, removal), until the manager closes. Lets the queue start, as
     /// ``events()`` does.
-    public func updates(for id: String) -> AsyncStream<DownloadEvent> { subscribe(filter: id) }
+    public func updates(for id: String) -> DownloadEventStream { subscribe(filter: id) }
 
     /// Sets the manager-wide closures (replacing earlier ones), and lets the queue start.
     public func setCallbacks(_ callbacks: DownloadCallbacks) {
@@ -207,9 +207,13 @@ public actor DownloadManager {
         schedule()
     }
 
-    private func subscribe(filter: String?) -> AsyncStream<DownloadEvent> {
+    private func subscribe(filter: String?) -> DownloadEventStream {
         // Closing refuses subscribers at once; the streams it has end once its runners have.
-        guard !closed else { return AsyncStream { $0.finish() } }
+        guard !closed else {
+            let ended = DownloadEventBuffer()
+            ended.finish()
+            return DownloadEventStream(buffer: ended)
+        }
         let current = allTasks().filter { filter == nil || $0.id == filter }.map(DownloadEvent.current)
         let stream = hub.subscribe(filter: filter, current: current)
         resumeQueue()
