@@ -26,6 +26,16 @@ enum QueueAccess {
         }
     }
 
+    /// Every task of the queue, read without its lock; an unreadable queue is an error (exit 1).
+    static func tasks(_ home: HomeOptions, _ context: CommandContext) throws -> [DownloadTaskInfo] {
+        do {
+            return try DownloadQueueRemote.tasks(directory: directory(home, context))
+        } catch {
+            context.writeError("error: \(error)\n")
+            throw ExitCode.failure
+        }
+    }
+
     /// Prints the answer's tasks, or its error (exit 1).
     static func report(_ answer: DownloadQueueAnswer, json: Bool, context: CommandContext) throws {
         if let error = answer.error {

@@ -16,13 +16,7 @@ struct QueueInfoCommand: ParsableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws {
-        let tasks: [DownloadTaskInfo]
-        do {
-            tasks = try DownloadQueueRemote.tasks(directory: QueueAccess.directory(home, context))
-        } catch {
-            context.writeError("error: \(error)\n")
-            throw ExitCode.failure
-        }
+        let tasks = try QueueAccess.tasks(home, context)
         guard let task = tasks.first(where: { $0.id == id }) else {
             context.writeError("error: no task with id '\(id)' (see `streamkit queue list`)\n")
             throw ExitCode.failure

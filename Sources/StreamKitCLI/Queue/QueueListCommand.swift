@@ -16,13 +16,7 @@ struct QueueListCommand: ParsableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws {
-        var tasks: [DownloadTaskInfo]
-        do {
-            tasks = try DownloadQueueRemote.tasks(directory: QueueAccess.directory(home, context))
-        } catch {
-            context.writeError("error: \(error)\n")
-            throw ExitCode.failure
-        }
+        var tasks = try QueueAccess.tasks(home, context)
         if completed { tasks = tasks.filter { $0.state == .success } }
         if format.json {
             for task in tasks { context.write(QueueAccess.jsonLine(task)) }
