@@ -50,9 +50,17 @@ final class DownloadEventHub: Sendable {
     ///     (speed, post-processing); those closures are not called without it.
     func emit(_ event: DownloadEvent, task: DownloadTaskInfo?) {
         let (buffers, callbacks, taskCallbacks) = state.withLock { state in
-            state.subscribers = state.subscribers.filter { $0.value.buffer != nil }
-            let buffers = state.subscribers.values.filter { $0.filter == nil || $0.filter == event.taskID }
-            return (buffers.compactMap(\.buffer), state.callbacks, event.taskID.flatMap { state.taskCallbacks[$0] })
+            var buffers: [DownloadEventBuffer] = []
+            var gone: [Int] = []
+            for (key, subscriber) in state.subscribers {
+                guard let buffer = subscriber.buffer else {
+                    gone.append(key)
+                    continue
+                }
+                if subscriber.filter == nil || subscriber.filter == event.taskID { buffers.append(buffer) }
+            }
+            for key in gone { state.subscribers[key] = nil }
+            return (buffers, state.callbacks, event.taskID.flatMap { state.taskCallbacks[$0] })
         }
         for buffer in buffers { buffer.yield(event) }
         switch event {
