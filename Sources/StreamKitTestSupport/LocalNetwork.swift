@@ -42,19 +42,23 @@ public enum LocalNetwork {
 
     /// A TCP socket listening on 127.0.0.1 at a port the kernel picked, for servers of our own in tests.
     ///
+    /// - Parameters:
+    ///   - backlog: The listen backlog; `nil` binds the socket without listening (it then holds
+    ///     the port, refusing connections, and another socket may bind the port beside it).
+    ///   - port: The port, with `SO_REUSEADDR`; 0 lets the kernel pick one.
     /// - Returns: The socket (the caller closes it) and its port.
-    public static func listeningSocket(backlog: Int32) throws -> (descriptor: Int32, port: UInt16) {
+    public static func listeningSocket(backlog: Int32?, port: UInt16 = 0) throws -> (descriptor: Int32, port: UInt16) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
         var reuse: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        var address = loopbackAddress(port: 0)
+        var address = loopbackAddress(port: port)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard bound == 0, listen(descriptor, backlog) == 0 else {
+        guard bound == 0, backlog.map({ listen(descriptor, $0) == 0 }) ?? true else {
             let reason = String(cString: strerror(errno))
             close(descriptor)
             throw TestSupportError("bind/listen: \(reason)")

@@ -26,7 +26,7 @@ import Glibc
     @Test func sigkillTenTimesThenEverythingIsIdentical() async throws {
         let root = try TestRun.makeTemporaryDirectory("crash-origin")
         var files: [String: Data] = [:]
-        for (name, size) in [("a.bin", 2_000_000), ("b.mp4", 1_500_000), ("c.mp3", 1_000_000)] {
+        for (name, size) in [("a.bin", 3_000_000), ("b.mp4", 2_500_000), ("c.mp3", 2_000_000)] {
             files[name] = try writeRandomFile(root, name, bytes: size)
         }
         let fixtures = [
@@ -79,7 +79,7 @@ import Glibc
             if kills == 0 {
                 // The first run is killed once it has saved file ranges and finished segments, so
                 // that the later runs are checked against saved work whatever the random delays
-                // (file ranges are saved once a second: with ten short runs on a loaded machine,
+                // (file ranges were once saved only once a second: with ten short runs on a loaded machine,
                 // none saved any once).
                 let (files, hls) = (fileTasks, hlsTasks)
                 let deadline = ContinuousClock.now + .seconds(60)

@@ -35,7 +35,8 @@ public struct RangedFileOptions: Sendable {
     public var initialBackoff: Duration
     /// The longest wait between attempts.
     public var maximumBackoff: Duration
-    /// How often the range set is flushed and saved while bytes arrive.
+    /// How often the range set is flushed and saved while bytes arrive (default 250 ms: a killed
+    /// runner fetches again what arrived since the last save, so this bounds the waste).
     public var saveInterval: Duration
     /// Fails writes on purpose (tests).
     public var writeFaults: WriteFaultInjector?
@@ -44,7 +45,7 @@ public struct RangedFileOptions: Sendable {
     public init(
         connections: Int = 4, minimumSteal: Int64 = 256 << 10, maximumConsecutiveFailures: Int = 5,
         initialBackoff: Duration = .milliseconds(500), maximumBackoff: Duration = .seconds(8),
-        saveInterval: Duration = .seconds(1), writeFaults: WriteFaultInjector? = nil
+        saveInterval: Duration = .milliseconds(250), writeFaults: WriteFaultInjector? = nil
     ) {
         self.connections = max(1, connections)
         self.minimumSteal = minimumSteal
