@@ -104,6 +104,8 @@ import Glibc
         (["queue", "add", "ftp://x/a.mp4"], "<url> must be an http or https URL"),
         (["queue", "add", "http://x/a.mp4", "--kind", "rtmp"], "--kind must be auto, hls or file"),
         (["queue", "add", "http://x/a.mp4", "-j", "0"], "--connections must be between 1 and 64"),
+        (["queue", "add", "http://x/a.m3u8", "--export", "a.mkv"], "--export must name a .ts or .mp4 file"),
+        (["queue", "add", "http://x/a.mp4", "--kind", "file", "--export", "a.ts"], "--export is for HLS tasks"),
         (["queue", "start"], "give a task <id> or --all"),
         (["queue", "stop", "abc", "--all"], "give a task <id> or --all"),
         (["queue", "remove"], "give a task <id> or --unfinished"),

@@ -33,6 +33,12 @@ struct QueueAddCommand: ParsableCommand {
     @Option(valueName: "type", help: "video or audio.") var type = DownloadFileType.video
     @Option(valueName: "url", help: "A cover image URL.") var thumbnail: String?
     @OptionGroup var headers: HeaderOptions
+    @Option(
+        valueName: "file",
+        help:
+            "HLS: once downloaded, also write the main rendition as this one .ts or .mp4 file (the segments' own "
+            + "container).")
+    var export: String?
     @Flag(help: "Start the task at once (queue it ready).") var start = false
     @OptionGroup var home: HomeOptions
     @OptionGroup var format = JSONOutputOptions(help: "Print the task as a JSON line.")
@@ -53,6 +59,13 @@ struct QueueAddCommand: ParsableCommand {
         guard scheme == "http" || scheme == "https", URLComponents(string: url)?.host?.isEmpty == false else {
             throw ValidationError("<url> must be an http or https URL, got '\(url)'")
         }
+        if let export {
+            let lower = export.lowercased()
+            guard lower.hasSuffix(".ts") || lower.hasSuffix(".mp4") else {
+                throw ValidationError("--export must name a .ts or .mp4 file, got '\(export)'")
+            }
+            guard kind != .file else { throw ValidationError("--export is for HLS tasks, not --kind file") }
+        }
     }
 
     func run(_ context: CommandContext) async throws {
@@ -67,7 +80,8 @@ struct QueueAddCommand: ParsableCommand {
         let request = DownloadRequest(
             url: url, kind: resolvedKind ?? .file,
             selection: selection.hlsSelection, decrypt: decrypt, fileType: type, title: title,
-            thumbnailURL: thumbnail, connections: selection.connections, headers: requestHeaders)
+            thumbnailURL: thumbnail, connections: selection.connections, headers: requestHeaders,
+            exportPath: export.map { URL(fileURLWithPath: $0).standardizedFileURL.path })
         let answer = try await QueueAccess.perform(
             .add(request, autoStart: start ? true : nil), home: home, context: context)
         if let error = answer.error {

@@ -40,6 +40,7 @@ struct QueueInfoCommand: ParsableCommand {
         if task.kind == .hls {
             fields.append(("decrypt", task.decrypt ? "yes" : "no"))
             if let selection = task.selection { fields.append(("selection", "\(selection)")) }
+            if let export = task.exportPath { fields.append(("export", export)) }
         }
         for header in task.headers { fields.append(("header", header)) }
         if let thumbnail = task.thumbnailURL { fields.append(("thumbnail", thumbnail)) }

@@ -15,6 +15,9 @@ public struct PackageExportError: Error, Hashable, Sendable, CustomStringConvert
 
     /// Creates an error.
     public init(_ description: String) { self.description = description }
+
+    /// The export was stopped (``PackageExporter/concatenate(_:of:to:progress:reading:isCancelled:)``).
+    public static let cancelled = PackageExportError("the export was stopped")
 }
 
 /// A downloaded package read back from disk: its `index.m3u8` and the renditions it lists.
@@ -107,6 +110,17 @@ public struct PackageExportProgress: Hashable, Sendable {
     public var segmentsTotal: Int
     /// Bytes written.
     public var bytesWritten: Int64
+    /// Bytes of segments read so far (before decryption).
+    public var bytesRead: Int64 = 0
+    /// Bytes of segments to read in all.
+    public var bytesTotal: Int64 = 0
+
+    /// Done, 0...1, by segment bytes read: a step is at most 1/40 of the whole (reads are sized
+    /// for it), so progress moves in steps of 2.5% or less however few the segments.
+    public var fractionCompleted: Double {
+        guard bytesTotal > 0 else { return segmentsTotal == 0 ? 1 : Double(segmentsDone) / Double(segmentsTotal) }
+        return min(1, Double(bytesRead) / Double(bytesTotal))
+    }
 }
 
 /// The container of a rendition's segments.
@@ -139,14 +153,19 @@ public enum PackageExporter {
     ///   - rendition: The rendition to write.
     ///   - package: The package it belongs to.
     ///   - destination: The output file.
-    ///   - progress: Called after each segment.
+    ///   - progress: Called after each segment, once its file is closed.
+    ///   - reading: Called after each read inside a segment (at most 1/40 of all segment bytes),
+    ///     for progress in fine steps.
+    ///   - isCancelled: Asked before each read; `true` stops the export (the temporary file is
+    ///     removed) with ``PackageExportError/cancelled``.
     /// - Returns: The bytes written.
     /// - Throws: ``PackageExportError`` naming the segment or file that failed, or when the init
     ///   section changes mid-stream in fragmented MP4 (a concatenation would not play).
     @discardableResult
     public static func concatenate(
         _ rendition: HLSPackage.Rendition, of package: HLSPackage, to destination: URL,
-        progress: (PackageExportProgress) -> Void = { _ in }
+        progress: (PackageExportProgress) -> Void = { _ in }, reading: (PackageExportProgress) -> Void = { _ in },
+        isCancelled: () -> Bool = { false }
     ) throws(PackageExportError) -> Int64 {
         let folder = package.directory.appendingPathComponent(rendition.folder)
         let segments = rendition.playlist.resolvedSegments().filter { !$0.isGap }
@@ -157,6 +176,16 @@ public enum PackageExporter {
             }
             return folder.appendingPathComponent(uri).path
         }
+        var report = PackageExportProgress(segmentsDone: 0, segmentsTotal: segments.count, bytesWritten: 0)
+        for segment in segments {
+            if let range = segment.byteRange {
+                report.bytesTotal += range.count
+            } else if let path = try? file(segment.uri) {
+                report.bytesTotal += PackageFiles.size(path) ?? 0
+            }
+        }
+        // Reads of at most 1/40 of the whole: progress steps stay small for a short package.
+        let readSize = Int(min(1 << 20, max(4 << 10, report.bytesTotal / 40)))
         let temporary = destination.path + PackageLayout.temporarySuffix
         let output = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard output >= 0 else { throw PackageExportError("\(SystemError.current("open", subject: temporary))") }
@@ -167,7 +196,7 @@ public enum PackageExporter {
             for (index, segment) in segments.enumerated() {
                 if let map = segment.map, writtenMap?.uri != map.uri || writtenMap?.range != map.byteRange {
                     var bytes: [UInt8] = []
-                    try copy(file(map.uri), range: map.byteRange, decryption: nil) {
+                    try copy(file(map.uri), range: map.byteRange, decryption: nil, readSize: readSize) {
                         (chunk) throws(PackageExportError) in bytes += chunk
                     }
                     if fragmented, let previous = writtenMap {
@@ -194,17 +223,25 @@ public enum PackageExporter {
                     decryption = (keys[uri]!, key.iv)
                 }
                 do throws(PackageExportError) {
-                    try copy(file(segment.uri), range: segment.byteRange, decryption: decryption) {
-                        (chunk) throws(PackageExportError) in
+                    try copy(
+                        file(segment.uri), range: segment.byteRange, decryption: decryption, readSize: readSize,
+                        isCancelled: isCancelled,
+                        read: { (count) in
+                            report.bytesRead += Int64(count)
+                            report.bytesWritten = written
+                            reading(report)
+                        }
+                    ) { (chunk) throws(PackageExportError) in
                         try write(chunk, to: output, at: &written, name: temporary)
                     }
                 } catch {
+                    if error == .cancelled { throw error }
                     throw PackageExportError(
                         "segment \(segment.mediaSequence) (\(rendition.folder)/\(segment.uri)): \(error)")
                 }
-                progress(
-                    PackageExportProgress(segmentsDone: index + 1, segmentsTotal: segments.count, bytesWritten: written)
-                )
+                report.segmentsDone = index + 1
+                report.bytesWritten = written
+                progress(report)
             }
         } catch {
             close(output)
@@ -218,9 +255,11 @@ public enum PackageExporter {
         return written
     }
 
-    /// Reads `path` (or `range` of it) 1 MB at a time, decrypting when asked.
+    /// Reads `path` (or `range` of it) `readSize` bytes at a time, decrypting when asked; `read`
+    /// hears of each read once its bytes went to `body`.
     private static func copy(
-        _ path: String, range: ByteRange?, decryption: (key: [UInt8], iv: [UInt8])?,
+        _ path: String, range: ByteRange?, decryption: (key: [UInt8], iv: [UInt8])?, readSize: Int,
+        isCancelled: () -> Bool = { false }, read: (Int) -> Void = { _ in },
         _ body: ([UInt8]) throws(PackageExportError) -> Void
     ) throws(PackageExportError) {
         let input = open(path, O_RDONLY | O_CLOEXEC)
@@ -236,8 +275,9 @@ public enum PackageExporter {
         }
         var offset = range?.lowerBound ?? 0
         let end = range?.upperBound ?? Int64.max
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var buffer = [UInt8](repeating: 0, count: readSize)
         while offset < end {
+            if isCancelled() { throw .cancelled }
             let wanted = Int(min(Int64(buffer.count), end - offset))
             let count = buffer.withUnsafeMutableBytes { pread(input, $0.baseAddress, wanted, off_t(offset)) }
             if count < 0 {
@@ -257,6 +297,7 @@ public enum PackageExporter {
             } else {
                 try body(chunk)
             }
+            read(count)
         }
         if var current = decryptor {
             do {

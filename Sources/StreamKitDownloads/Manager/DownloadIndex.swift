@@ -78,7 +78,8 @@ final class DownloadIndex: @unchecked Sendable {
                     headers TEXT NOT NULL DEFAULT '[]',
                     file_length INTEGER,
                     file_validator TEXT,
-                    file_ranges TEXT NOT NULL DEFAULT '[]'
+                    file_ranges TEXT NOT NULL DEFAULT '[]',
+                    export_path TEXT
                 );
                 CREATE TABLE IF NOT EXISTS settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);
                 CREATE TABLE IF NOT EXISTS requests(
@@ -89,6 +90,11 @@ final class DownloadIndex: @unchecked Sendable {
                     done INTEGER NOT NULL DEFAULT 0
                 );
                 """)
+            // Queues made before the export step lack its column.
+            let columns = try database.query("PRAGMA table_info(tasks)").compactMap { $0.text("name") }
+            if !columns.contains("export_path") {
+                try database.execute("ALTER TABLE tasks ADD COLUMN export_path TEXT")
+            }
         } catch let error as DownloadManagerError {
             throw error
         } catch let error as SQLiteError where Self.damageCodes.contains(error.resultCode) {
@@ -143,8 +149,8 @@ final class DownloadIndex: @unchecked Sendable {
             try database.query(
                 """
                 INSERT INTO tasks(id, url, kind, selection, decrypt, file_type, title, thumbnail, state, created_at,
-                    location, connections, headers)
-                VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    location, connections, headers, export_path)
+                VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
                     .text(info.id), .text(info.url), .text(info.kind.rawValue),
@@ -153,7 +159,7 @@ final class DownloadIndex: @unchecked Sendable {
                     info.thumbnailURL.map(SQLiteValue.text) ?? .null, .text(info.state.rawValue),
                     .real(info.createdAt.timeIntervalSince1970), .text(info.location),
                     .integer(Int64(info.connections)),
-                    .text(headers),
+                    .text(headers), info.exportPath.map(SQLiteValue.text) ?? .null,
                 ])
             return database.lastInsertRowID
         }
@@ -296,6 +302,7 @@ final class DownloadIndex: @unchecked Sendable {
             postProcessingProgress: row.real("post_progress") ?? 0, lastError: row.text("last_error"),
             createdAt: Date(timeIntervalSince1970: row.real("created_at") ?? 0),
             finishedAt: row.real("finished_at").map { Date(timeIntervalSince1970: $0) },
-            location: row.text("location") ?? "", connections: Int(row.integer("connections") ?? 1), headers: headers)
+            location: row.text("location") ?? "", connections: Int(row.integer("connections") ?? 1), headers: headers,
+            exportPath: row.text("export_path"))
     }
 }

@@ -103,6 +103,11 @@ extension DownloadManager {
             }
         }
         let progress = ProgressGate.Sink(gate: gate, continuation: sink)
+        // Post-processing steps, every one delivered (at most about a hundred a task).
+        let (steps, stepSink) = AsyncStream.makeStream(of: Double.self)
+        let stepForwarder = Task {
+            for await fraction in steps { await self.reportPostProcessing(info.id, fraction: fraction) }
+        }
         var failure: (any Error)?
         do {
             switch info.kind {
@@ -114,13 +119,15 @@ extension DownloadManager {
                 let runner = HLSTaskRunner(
                     info: info, client: client, retry: configuration.hlsRetry,
                     policy: DownloadFailurePolicy(configuration.fileOptions))
-                try await runner.run(progress: progress)
+                try await runner.run(progress: progress, postProcessing: { stepSink.yield($0) })
             }
         } catch {
             failure = Task.isCancelled ? CancellationError() : error
         }
         sink.finish()
+        stepSink.finish()
         await forwarder.value
+        await stepForwarder.value
         await finished(info.id, error: failure)
     }
 }

@@ -33,6 +33,13 @@ extension DownloadManager {
         guard scheme == "http" || scheme == "https", URLComponents(string: request.url)?.host?.isEmpty == false else {
             throw DownloadManagerError(.invalidArgument, "not an http or https URL: '\(request.url)'")
         }
+        if let export = request.exportPath {
+            let lower = export.lowercased()
+            guard request.kind == .hls, lower.hasSuffix(".ts") || lower.hasSuffix(".mp4") else {
+                throw DownloadManagerError(
+                    .invalidArgument, "an export is an HLS task's .ts or .mp4 file, not '\(export)'")
+            }
+        }
         let id = request.taskID
         if tasks[id] != nil {
             throw DownloadManagerError(.duplicateTask, "\(request.url) is in the queue already", taskID: id)
@@ -52,7 +59,7 @@ extension DownloadManager {
             state: .preparing, progress: 0, bytesDone: 0, bytesExpected: nil, bytesPerSecond: 0,
             postProcessingProgress: 0, lastError: nil, createdAt: Date(), finishedAt: nil, location: location,
             connections: request.connections ?? (request.kind == .hls ? 8 : configuration.fileOptions.connections),
-            headers: request.headers.map { "\($0.name): \($0.value)" })
+            headers: request.headers.map { "\($0.name): \($0.value)" }, exportPath: request.exportPath)
         info.queueID = try index.insert(info)
         tasks[id] = info
         if let callbacks { hub.setCallbacks(callbacks, for: id) }

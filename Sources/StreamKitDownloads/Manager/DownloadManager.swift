@@ -303,4 +303,13 @@ public actor DownloadManager {
         lastPersist[id] = .now
         persist(info)
     }
+
+    /// The runner's post-processing reached `fraction`.
+    func reportPostProcessing(_ id: String, fraction: Double) {
+        guard var info = tasks[id], info.state == .running else { return }
+        info.postProcessingProgress = fraction
+        tasks[id] = info
+        emit(.postProcessing(id: id, fraction: fraction))
+        persist(info)
+    }
 }

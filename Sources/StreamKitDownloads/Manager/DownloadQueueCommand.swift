@@ -87,7 +87,7 @@ public struct DownloadQueueAnswer: Hashable, Sendable, Codable {
 
 extension DownloadRequest: Codable {
     private enum CodingKeys: String, CodingKey {
-        case url, kind, selection, decrypt, fileType, title, thumbnailURL, connections, headers, location
+        case url, kind, selection, decrypt, fileType, title, thumbnailURL, connections, headers, location, exportPath
     }
 
     public init(from decoder: any Decoder) throws {
@@ -108,7 +108,8 @@ extension DownloadRequest: Codable {
             title: try container.decodeIfPresent(String.self, forKey: .title),
             thumbnailURL: try container.decodeIfPresent(String.self, forKey: .thumbnailURL),
             connections: try container.decodeIfPresent(Int.self, forKey: .connections), headers: headers,
-            location: try container.decodeIfPresent(String.self, forKey: .location))
+            location: try container.decodeIfPresent(String.self, forKey: .location),
+            exportPath: try container.decodeIfPresent(String.self, forKey: .exportPath))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -123,6 +124,7 @@ extension DownloadRequest: Codable {
         try container.encodeIfPresent(connections, forKey: .connections)
         try container.encode(headers.map { "\($0.name): \($0.value)" }, forKey: .headers)
         try container.encodeIfPresent(location, forKey: .location)
+        try container.encodeIfPresent(exportPath, forKey: .exportPath)
     }
 }
 

@@ -43,12 +43,17 @@ public struct DownloadRequest: Hashable, Sendable {
     /// file task) or the package folder (HLS), as `streamkit download -o` chooses. Such a place
     /// is the user's: removing the task deletes only what the task wrote there.
     public var location: String?
+    /// For HLS: once the package is complete, write its main rendition as this one file (`.ts`
+    /// for transport stream segments, `.mp4` for fragmented MP4), the post-processing step whose
+    /// progress ``DownloadTaskInfo/postProcessingProgress`` reports. Like ``location``, the file
+    /// is the user's: removing the task leaves it.
+    public var exportPath: String?
 
     /// Creates a request.
     public init(
         url: String, kind: DownloadKind, selection: HLSSelection = HLSSelection(), decrypt: Bool = false,
         fileType: DownloadFileType = .video, title: String? = nil, thumbnailURL: String? = nil,
-        connections: Int? = nil, headers: HTTPHeaders = [:], location: String? = nil
+        connections: Int? = nil, headers: HTTPHeaders = [:], location: String? = nil, exportPath: String? = nil
     ) {
         self.url = url
         self.kind = kind
@@ -60,6 +65,7 @@ public struct DownloadRequest: Hashable, Sendable {
         self.connections = connections
         self.headers = headers
         self.location = location
+        self.exportPath = exportPath
     }
 
     /// The task id: 16 hexadecimal digits, the same for the same source, kind, selection and
@@ -119,6 +125,8 @@ public struct DownloadTaskInfo: Hashable, Sendable, Codable {
     public var connections: Int
     /// Headers sent with every request, `Name: value`.
     public var headers: [String]
+    /// For HLS, the file the package is exported to once complete (``DownloadRequest/exportPath``).
+    public var exportPath: String? = nil
 
     /// For HLS tasks, the job that downloads the package.
     func hlsJob(retry: HTTPClientRetryPolicy) -> HLSDownloadJob {

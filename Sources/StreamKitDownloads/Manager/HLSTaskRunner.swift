@@ -12,10 +12,59 @@ struct HLSTaskRunner: Sendable {
     let retry: HTTPClientRetryPolicy
     let policy: DownloadFailurePolicy
 
-    /// Downloads the package.
+    /// Downloads the package, then exports it when the task asks for it.
     ///
+    /// - Parameters:
+    ///   - progress: Where download progress goes.
+    ///   - postProcessing: Hears the export's fraction done, in steps of at most 5%.
     /// - Throws: ``DownloadManagerError`` when the task fails, `CancellationError` when cancelled.
-    func run(progress: ProgressGate.Sink) async throws {
+    func run(progress: ProgressGate.Sink, postProcessing: @escaping @Sendable (Double) -> Void) async throws {
+        try await download(progress: progress)
+        if let exportPath = info.exportPath { try await export(to: exportPath, postProcessing: postProcessing) }
+    }
+
+    /// Writes the package's main rendition to `path` by concatenation, off the cooperative pool;
+    /// progress is passed on each time it gains 1% (reads are at most 2.5% of the whole).
+    private func export(to path: String, postProcessing: @escaping @Sendable (Double) -> Void) async throws {
+        let directory = URL(fileURLWithPath: info.location, isDirectory: true)
+        let (id, stop) = (info.id, StopFlag())
+        let result = await withTaskCancellationHandler {
+            await offCooperativePool { () -> Result<Void, DownloadManagerError>? in
+                do throws(PackageExportError) {
+                    let package = try HLSPackage(directory: directory)
+                    let container = PackageExporter.container(of: package.main, in: package)
+                    guard path.lowercased().hasSuffix("." + container.rawValue) else {
+                        let name = container == .fragmentedMP4 ? "fragmented MP4" : "MPEG-TS"
+                        throw PackageExportError(
+                            "the segments are \(name): the queue exports to .\(container.rawValue) (`streamkit "
+                                + "export` remuxes to another container with ffmpeg)")
+                    }
+                    var reported = 0.0
+                    let report = { (value: PackageExportProgress) in
+                        let fraction = value.fractionCompleted
+                        guard fraction - reported >= 0.01 || (fraction == 1 && reported < 1) else { return }
+                        reported = fraction
+                        postProcessing(fraction)
+                    }
+                    try PackageExporter.concatenate(
+                        package.main, of: package, to: URL(fileURLWithPath: path), progress: report, reading: report,
+                        isCancelled: { stop.isSet })
+                    if reported < 1 { postProcessing(1) }
+                    return .success(())
+                } catch {
+                    if error == .cancelled { return nil }
+                    return .failure(DownloadManagerError(.fileSystem, "exporting to \(path): \(error)", taskID: id))
+                }
+            }
+        } onCancel: {
+            stop.set()
+        }
+        guard let result, !Task.isCancelled else { throw CancellationError() }
+        try result.get()
+    }
+
+    /// Downloads the package, running the downloader again as the policy decides.
+    private func download(progress: ProgressGate.Sink) async throws {
         var streak = FailureStreak()
         while true {
             emptyUnplannedFolder()
@@ -73,4 +122,11 @@ struct HLSTaskRunner: Sendable {
             try? FileManager.default.removeItem(atPath: info.location + "/" + name)
         }
     }
+}
+
+/// A flag set once from any thread: the export's stop request.
+private final class StopFlag: Sendable {
+    private let flag = Atomic(false)
+    var isSet: Bool { flag.load(ordering: .relaxed) }
+    func set() { flag.store(true, ordering: .relaxed) }
 }
