@@ -38,6 +38,21 @@ import Testing
 
     /// Runs a file task for the origin's `movie.mp4` through `relay` and checks that it ended
     /// `success` with the origin's bytes.
+    /// Range connections that split a file and take halves from each other fetch every byte once:
+    /// a connection never asks for bytes another may take, so none arrives twice. The relay counts
+    /// what the client received; beyond the file, only response heads (under 512 bytes each).
+    @Test(arguments: [false, true]) func rangeConnectionsFetchEveryByteOnce(throttled: Bool) async throws {
+        let size = 8 << 20
+        let origin = try await StaticOrigin.start(files: ["movie.mp4": size], limitRate: throttled ? 4 << 20 : nil)
+        let relay = try TCPRelay(upstreamPort: origin.nginx.port)
+        try await Self.fetchSucceeds(through: relay, from: origin, connections: 4)
+        let responses = try await origin.nginx.settledAccessLog().count
+        let extra = relay.bytesDownstream - size
+        #expect(extra >= 0 && extra <= responses * 512, "\(extra) bytes beyond the file in \(responses) responses")
+        await relay.stop()
+        await origin.stop()
+    }
+
     static func fetchSucceeds(through relay: TCPRelay, from origin: StaticOrigin, connections: Int) async throws {
         let manager = try await ManagerSupport.manager(connections: connections, failures: 3)
         let recorder = EventRecorder(await manager.events())

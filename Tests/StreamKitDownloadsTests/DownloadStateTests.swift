@@ -92,6 +92,34 @@ struct DownloadStateTests {
         #expect(board.nextPiece(for: 0) == nil)
     }
 
+    /// Requests go a window at a time, and a half is taken only past what its owner asked for:
+    /// the split moves up to the end of the owner's request, and a piece wholly asked for is
+    /// left alone. A connection that ends its request goes on with its piece.
+    @Test func halvesAreTakenOnlyFromBytesNotYetAskedFor() {
+        var board = PieceBoard(length: 1000, done: ByteRangeSet(), minimumSteal: 10)
+        #expect(board.request(0, window: 600) == ByteRange(0, 600))
+        // Half of 0..<1000 would start at 500, inside connection 0's request: it starts at 600.
+        #expect(board.request(1, window: 100) == ByteRange(600, 700))
+        #expect(board.assigned[0] == ByteRange(0, 600))
+        #expect(board.assigned[1] == ByteRange(600, 1000))
+        // Connection 0 has asked for all it has: the next connection splits connection 1's piece
+        // past its request (at 800, the middle).
+        #expect(board.request(2, window: 500) == ByteRange(800, 1000))
+        #expect(board.assigned[1] == ByteRange(600, 800))
+        // Connection 1 asks for 600..<700: a fourth connection takes only 700..<800.
+        #expect(board.request(1, window: 100) == ByteRange(600, 700))
+        #expect(board.request(3, window: 100) == ByteRange(700, 800))
+        #expect(board.assigned[1] == ByteRange(600, 700))
+        // Everything is asked for: nothing left to take.
+        #expect(board.nextPiece(for: 4) == nil)
+        // Connection 2 wrote 100 of its 200 bytes and asks for a smaller window next time: it goes
+        // on with its own piece.
+        #expect(board.claim(2, ByteRange(800, 900)) == ByteRange(800, 900))
+        board.markDone(ByteRange(800, 900))
+        #expect(board.request(2, window: 50) == ByteRange(900, 950))
+        #expect(board.requestedEnd[2] == 950)
+    }
+
     /// A resumed board hands out only the gaps, and a failed connection's remainder becomes free.
     @Test func resumeTakesOnlyGapsAndReleaseFreesTheRest() {
         var board = PieceBoard(

@@ -146,17 +146,19 @@ final class RangedFileDownloader: Sendable {
     private func runOnce(_ descriptor: Int32) async throws {
         let initial = shared.withLock { $0.state }
         if let length = initial.length, initial.done.contains(ByteRange(0, length)) { return }
-        // The first connection asks from the first missing byte, open-ended: the answer gives the
-        // length and whether ranges work before the file is split.
-        // With the length known (a resume) it asks for exactly the first gap.
-        var first = ByteRange(0, Int64.max / 4)
-        if let length = initial.length, let gap = initial.done.gaps(in: ByteRange(0, length)).first { first = gap }
-        let (response, pieceStart) = try await probe(
-            first, closed: initial.length != nil, initial: initial, descriptor: descriptor)
+        // The first connection asks for a first window from the first missing byte: the answer
+        // gives the length and whether ranges work before the file is split. Like every request,
+        // it asks for no more than its connection will write (see PieceBoard).
+        var first = ByteRange(0, Self.firstWindow)
+        if let length = initial.length, let gap = initial.done.gaps(in: ByteRange(0, length)).first {
+            first = ByteRange(gap.lowerBound, min(gap.upperBound, gap.lowerBound + Self.firstWindow))
+        }
+        let (response, pieceStart, pieceEnd) = try await probe(first, initial: initial, descriptor: descriptor)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 do {
-                    try await self.consume(response.body, worker: 0, from: pieceStart, descriptor: descriptor)
+                    try await self.consume(
+                        response.body, worker: 0, from: pieceStart, to: pieceEnd, descriptor: descriptor)
                 } catch let error as HTTPClientError where self.shared.withLock({ $0.rangesSupported }) {
                     // Cut short like any range response: its piece goes back on the board.
                     self.shared.withLock { _ = $0.board?.release(0) }
@@ -191,14 +193,18 @@ final class RangedFileDownloader: Sendable {
         }
     }
 
-    /// Sends the first request and sets up the board from its answer.
+    /// The first request's size; later ones grow from there (``Window``).
+    static let firstWindow: Int64 = 1 << 20
+
+    /// Sends the first request and sets up the board from its answer; returns the response and
+    /// the bytes it carries (to the end of the file for a whole-file answer).
     private func probe(
-        _ first: ByteRange, closed: Bool, initial: FileResumeState, descriptor: Int32
-    ) async throws -> (HTTPClientResponse, Int64) {
+        _ first: ByteRange, initial: FileResumeState, descriptor: Int32
+    ) async throws -> (HTTPClientResponse, Int64, Int64) {
         let start = first.lowerBound
         while true {
             var request = HTTPClientRequest(url: url, headers: headers)
-            request.range = closed ? .closed(first: start, last: first.upperBound - 1) : .from(first: start)
+            request.range = .closed(first: start, last: first.upperBound - 1)
             request.ifRange = start > 0 ? initial.validator : nil
             let response: HTTPClientResponse
             do {
@@ -222,10 +228,11 @@ final class RangedFileDownloader: Sendable {
                     }
                     shared.rangesSupported = true
                     var board = PieceBoard(length: length, done: shared.state.done, minimumSteal: options.minimumSteal)
-                    _ = board.assign(0, from: start)
+                    _ = board.assign(0, from: start, requestedTo: contentRange.range?.upperBound ?? first.upperBound)
                     shared.board = board
                 }
-                return (response, start)
+                let end = min(contentRange.range?.upperBound ?? first.upperBound, length)
+                return (response, start, end)
             case .ignored(let changed):
                 // The whole representation from byte 0: a new one (If-Range failed), or a server
                 // that ignores Range (then one connection does it all).
@@ -239,7 +246,7 @@ final class RangedFileDownloader: Sendable {
                     _ = board.assign(0, from: 0)
                     shared.board = board
                 }
-                return (response, 0)
+                return (response, 0, length ?? Int64.max / 4)
             case .notSatisfiable:
                 response.body.cancel()
                 // The file shrank below what was kept: start over.
@@ -254,23 +261,45 @@ final class RangedFileDownloader: Sendable {
         }
     }
 
-    /// Takes pieces until there are none.
+    /// How much a connection asks for at once: 1 MiB at first, doubled after a request that took
+    /// under half a second, halved (not below 256 KiB) after one over two seconds, so that a
+    /// request holds about a second of the connection's bytes. What a connection has asked for
+    /// cannot be taken by another; a short window keeps the end of a download shared.
+    struct Window {
+        private(set) var bytes: Int64 = RangedFileDownloader.firstWindow
+
+        mutating func requestTook(_ duration: Duration, fullWindow: Bool) {
+            if duration < .milliseconds(500) {
+                if fullWindow { bytes = min(bytes * 2, 64 << 20) }
+            } else if duration > .seconds(2) {
+                bytes = max(bytes / 2, 256 << 10)
+            }
+        }
+    }
+
+    /// Asks for windows of pieces until there are none.
     private func workLoop(worker: Int, descriptor: Int32) async throws {
+        var window = Window()
         while true {
             try Task.checkCancellation()
+            let size = window.bytes
             let next: (ByteRange, HTTPClientRequest.IfRange?)? = shared.withLock { shared in
-                guard let piece = shared.board?.nextPiece(for: worker) else { return nil }
+                guard let piece = shared.board?.request(worker, window: size) else { return nil }
                 return (piece, shared.state.validator)
             }
             guard let (piece, validator) = next else { return }
             var request = HTTPClientRequest(url: url, headers: headers)
             request.range = .closed(first: piece.lowerBound, last: piece.upperBound - 1)
             request.ifRange = validator
+            let started = ContinuousClock.now
             do {
                 let response = try await client.execute(request)
                 switch response.head.rangeOutcome {
                 case .partial:
-                    try await consume(response.body, worker: worker, from: piece.lowerBound, descriptor: descriptor)
+                    try await consume(
+                        response.body, worker: worker, from: piece.lowerBound, to: piece.upperBound,
+                        descriptor: descriptor)
+                    window.requestTook(started.duration(to: .now), fullWindow: piece.count == size)
                 case .ignored(let changed):
                     response.body.cancel()
                     if changed == true { throw RepresentationChanged() }
@@ -288,9 +317,9 @@ final class RangedFileDownloader: Sendable {
         }
     }
 
-    /// Writes a body from `offset` while the board lets `worker` go on.
+    /// Writes a body carrying bytes `start..<end` while the board lets `worker` go on.
     private func consume(
-        _ body: HTTPClientResponse.Body, worker: Int, from start: Int64, descriptor: Int32
+        _ body: HTTPClientResponse.Body, worker: Int, from start: Int64, to end: Int64, descriptor: Int32
     ) async throws {
         var offset = start
         do {
@@ -330,7 +359,7 @@ final class RangedFileDownloader: Sendable {
                 shared.board = finalBoard
                 return true
             }
-            return shared.board?.isFinished(worker) ?? true
+            return offset >= end || (shared.board?.isFinished(worker) ?? true)
         }
         if !ok {
             shared.withLock { _ = $0.board?.release(worker) }
