@@ -120,6 +120,21 @@ struct DownloadStateTests {
         #expect(board.requestedEnd[2] == 950)
     }
 
+    /// Bytes claimed and being written are nobody else's: not free, so not handed out again,
+    /// until they are done (or the writer fails, when they are free again).
+    @Test func bytesBeingWrittenAreNotFree() {
+        var board = PieceBoard(length: 1000, done: ByteRangeSet(), minimumSteal: 10)
+        #expect(board.request(0, window: 300) == ByteRange(0, 300))
+        #expect(board.claim(0, ByteRange(0, 100)) == ByteRange(0, 100))
+        #expect(board.free.isEmpty)
+        #expect(board.request(1, window: 1000) == ByteRange(550, 1000))
+        board.markDone(ByteRange(0, 100))
+        #expect(board.free.isEmpty)
+        #expect(board.claim(0, ByteRange(100, 200)) == ByteRange(100, 200))
+        board.release(0)
+        #expect(board.free == ByteRangeSet([ByteRange(100, 550)]))
+    }
+
     /// A resumed board hands out only the gaps, and a failed connection's remainder becomes free.
     @Test func resumeTakesOnlyGapsAndReleaseFreesTheRest() {
         var board = PieceBoard(

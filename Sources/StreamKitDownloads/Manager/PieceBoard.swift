@@ -23,6 +23,8 @@ public struct PieceBoard: Hashable, Sendable {
     public let minimumSteal: Int64
     /// Where each connection's current request ends: bytes up to there are on their way to it.
     public private(set) var requestedEnd: [Int: Int64] = [:]
+    /// Bytes each connection has claimed and is writing, not yet done: nobody else's to take.
+    private var writing: [Int: ByteRange] = [:]
 
     /// Creates a board for a file of `length` bytes of which `done` are in place.
     public init(length: Int64, done: ByteRangeSet, minimumSteal: Int64 = 256 << 10) {
@@ -34,10 +36,11 @@ public struct PieceBoard: Hashable, Sendable {
     /// Whether every byte is done.
     public var isComplete: Bool { done.contains(ByteRange(0, length)) }
 
-    /// The bytes nobody has: not done, not ahead of any connection.
+    /// The bytes nobody has: not done, not being written, not ahead of any connection.
     public var free: ByteRangeSet {
         var result = ByteRangeSet(done.gaps(in: ByteRange(0, length)))
         for range in assigned.values { result.remove(range) }
+        for range in writing.values { result.remove(range) }
         return result
     }
 
@@ -97,11 +100,15 @@ public struct PieceBoard: Hashable, Sendable {
             let part = range.intersection(ahead)
         else { return nil }
         assigned[worker] = ByteRange(part.upperBound, ahead.upperBound)
+        writing[worker] = part
         return part
     }
 
-    /// Records bytes as written.
-    public mutating func markDone(_ range: ByteRange) { done.insert(range) }
+    /// Records bytes as written (a claim's bytes, or bytes found on disk).
+    public mutating func markDone(_ range: ByteRange) {
+        done.insert(range)
+        for (worker, claimed) in writing where claimed == range { writing[worker] = nil }
+    }
 
     /// Whether `worker` has reached its end.
     public func isFinished(_ worker: Int) -> Bool { assigned[worker].map(\.isEmpty) ?? true }
@@ -110,5 +117,6 @@ public struct PieceBoard: Hashable, Sendable {
     public mutating func release(_ worker: Int) {
         assigned[worker] = nil
         requestedEnd[worker] = nil
+        writing[worker] = nil
     }
 }
