@@ -307,6 +307,10 @@ import Glibc
             setOutput.output.text.contains("cellular            off\nfree space floor    1.00 MB\n"),
             "\(setOutput.output.text)")
         _ = await Self.run(["queue", "config", "--cellular", "on", "--home", home])
+        // --no-cellular is --cellular off.
+        let (_, noCellular) = await Self.run(["queue", "config", "--no-cellular", "--home", home])
+        #expect(noCellular.output.text.contains("cellular            off\n"), "\(noCellular.output.text)")
+        _ = await Self.run(["queue", "config", "--cellular", "on", "--home", home])
 
         let (_, goodOutput) = await Self.run([
             "queue", "add", nginx.url("good.mp4").absoluteString, "--json", "--home", home,

@@ -27,6 +27,7 @@ struct QueueConfigCommand: ParsableCommand {
     var limitRate: String?
     @Option(valueName: "on|off", help: "Whether tasks may run while the route to their origin is cellular.")
     var cellular: Switch?
+    @Flag(name: "no-cellular", help: "The same as --cellular off.") var noCellular = false
     @Option(
         name: "free-space-floor", valueName: "size",
         help:
@@ -49,6 +50,7 @@ struct QueueConfigCommand: ParsableCommand {
         if let maxConcurrent, !(1...16).contains(maxConcurrent) {
             throw ValidationError("--max-concurrent must be between 1 and 16, got \(maxConcurrent)")
         }
+        if noCellular, cellular == .on { throw ValidationError("--no-cellular contradicts --cellular on") }
         if let limitRate, limitRate != "0", TransferRate(argument: limitRate) == nil {
             throw ValidationError(
                 "invalid value '\(limitRate)' for --limit-rate: expected \(TransferRate.valueDescription) or 0")
@@ -68,7 +70,7 @@ struct QueueConfigCommand: ParsableCommand {
         if let limitRate {
             change.bandwidthLimit = limitRate == "0" ? 0 : TransferRate(argument: limitRate)?.bytesPerSecond
         }
-        change.allowsCellularAccess = cellular.map { $0 == .on }
+        change.allowsCellularAccess = noCellular ? false : cellular.map { $0 == .on }
         if let freeSpaceFloor {
             change.freeSpaceFloor =
                 switch freeSpaceFloor {
