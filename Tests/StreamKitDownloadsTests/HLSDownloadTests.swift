@@ -109,11 +109,21 @@ import Testing
             #expect(FileEntityTagAttribute.read(path: ours.path) != nil, "\(ours.path)")
             try FileManager.default.removeItem(atPath: ours.path + ".openssl")
         }
+        // No key is left in the package: none on disk (so none served) and none in package.json,
+        // after the download and after a second run over the finished package.
+        func expectNoKey() throws {
+            let files = Support.files(under: package)
+            #expect(!files.contains { $0.hasSuffix(".key") }, "\(files)")
+            #expect(try !Support.manifest(package).files.contains { $0.kind == "key" })
+        }
+        try expectNoKey()
         let player = try await Support.serve(package.deletingLastPathComponent())
         #expect(
             try await Support.decodedFrames(player.url("p/index.m3u8").absoluteString)
                 == Support.decodedFrames(origin.url(fixture.recipe.entry).absoluteString))
         await player.stop()
+        #expect(try await Support.run(job).result.status == .complete)
+        try expectNoKey()
         await origin.stop()
     }
 
@@ -221,6 +231,8 @@ import Testing
 
         let decrypting = try Support.job(url, options: Support.fastOptions(decrypt: true))
         #expect(try await Support.run(decrypting).result.status == .complete)
+        // Both keys served only to decrypt: neither is left.
+        #expect(!Support.files(under: decrypting.packageDirectory).contains { $0.hasSuffix(".key") })
         #expect(
             try Data(contentsOf: decrypting.packageDirectory.appendingPathComponent("video/init-0.mp4")) == initSection)
         let mine = try Support.segmentFiles(

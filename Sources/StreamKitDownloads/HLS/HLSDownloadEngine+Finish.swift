@@ -44,6 +44,7 @@ extension HLSDownloadEngine {
         }
         try PackageStore.writeAtomically(
             Data(master.serialized().utf8), to: URL(fileURLWithPath: path(PackageLayout.indexName)))
+        if options.decrypt { removeDecryptionKeys(playlists: playlists) }
         try saveManifest(status: status, error: nil)
         emitProgress()
         return state.withLock { state in
@@ -55,6 +56,26 @@ extension HLSDownloadEngine {
                 duration: state.renditions.first?.segments.reduce(0) { $0 + $1.segment.duration } ?? 0, live: state.live
             )
         }
+    }
+
+    /// With `--decrypt`, the keys that only served to decrypt leave the package once its playlists
+    /// are written: removed from disk (a package is served as it is on disk) and from the manifest.
+    /// A key a playlist still names (a segment left encrypted, such as SAMPLE-AES) stays. A later
+    /// run that needs one again (a gap to fetch) finds it pending and fetches it.
+    private func removeDecryptionKeys(playlists: [(String, MediaPlaylist)]) {
+        var named: Set<String> = []
+        for (folder, playlist) in playlists {
+            for segment in playlist.segments {
+                for key in segment.keys { if let uri = key.uri { named.insert(folder + "/" + uri) } }
+            }
+        }
+        let removed = state.withLock { state -> Set<String> in
+            let decrypting = Set(state.books.files.compactMap { $0.decryption?.keyPath })
+            let removed = decrypting.subtracting(named)
+            state.removedKeys.formUnion(removed)
+            return removed
+        }
+        for key in removed.sorted() { PackageFiles.remove(path(key)) }
     }
 
     /// Sets ``RecordedSegment/skipped`` from the state of the files each segment needs.
@@ -201,7 +222,7 @@ extension HLSDownloadEngine {
         let books = state.books
         var files: [PackageManifest.File] = []
         files.reserveCapacity(books.files.count)
-        for (index, file) in books.files.enumerated() {
+        for (index, file) in books.files.enumerated() where !state.removedKeys.contains(file.path) {
             var record = PackageManifest.File(
                 path: file.path, kind: file.kind.rawValue, url: file.url,
                 ranges: file.parts.map { ByteRangeSet($0).ranges.map { [$0.lowerBound, $0.upperBound] } },

@@ -29,6 +29,8 @@ struct EngineState: Sendable {
     var live = false
     var created = PackageStore.timestamp()
     var books: HLSDownloadBookkeeping
+    /// Key files removed at the end of a `--decrypt` download: no longer on disk, not listed.
+    var removedKeys: Set<String> = []
 }
 
 /// Runs one ``HLSDownloadJob``: discovers or restores the plan, fetches keys, then runs the
