@@ -43,9 +43,10 @@ import Glibc
         }
         #expect(names.count == 12)
 
-        // Outages 5 s long, the first 8 s in (while every task runs), then every 30 s.
+        // Outages 5 s long, the first once a tenth of the content has come (so that it falls
+        // while the tasks run, before the kill, however fast the machine), then every 30 s.
         let outages = Task {
-            try await Task.sleep(for: .seconds(8))
+            while Int64(relay.bytesDownstream) < content / 10 { try await Task.sleep(for: .milliseconds(20)) }
             while !Task.isCancelled {
                 relay.refuseConnections(for: .seconds(5))
                 try await Task.sleep(for: .seconds(30))
@@ -86,7 +87,7 @@ import Glibc
                 pairs = Array(zip(origin, package))
             }
             for (theirs, ours) in pairs {
-                #expect(try Self.sameBytes(theirs, ours), "seed \(seed): \(ours) differs from \(theirs)")
+                #expect(try Self.sameFiles(theirs, ours), "seed \(seed): \(ours) differs from \(theirs)")
             }
         }
         let fetched = relay.bytesDownstream
@@ -110,13 +111,13 @@ import Glibc
         var random = SeededRandom(seed ^ 0x0816)
         var total: Int64 = 0
         for index in 0..<6 {
-            total += try Self.writeRandom(root.appendingPathComponent("file\(index).bin"), bytes: fileSize)
+            total += Int64(try writeRandomFile(root, "file\(index).bin", bytes: fileSize).count)
             let folder = root.appendingPathComponent("hls\(index)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             var lines = ["#EXTM3U", "#EXT-X-VERSION:3", "#EXT-X-TARGETDURATION:4", "#EXT-X-PLAYLIST-TYPE:VOD"]
             for segment in 0..<segmentCount {
                 let size = random.next(in: (512 << 10)...(1536 << 10))
-                total += try Self.writeRandom(folder.appendingPathComponent("s\(segment).ts"), bytes: size)
+                total += Int64(try writeRandomFile(folder, "s\(segment).ts", bytes: size).count)
                 lines += ["#EXTINF:4,", "s\(segment).ts"]
             }
             try Data((lines + ["#EXT-X-ENDLIST", ""]).joined(separator: "\n").utf8)
@@ -125,24 +126,8 @@ import Glibc
         return total
     }
 
-    /// Writes `bytes` random bytes to `url`, 4 MB at a time.
-    static func writeRandom(_ url: URL, bytes: Int) throws -> Int64 {
-        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-            throw TestSupportError("cannot create \(url.path)")
-        }
-        let handle = try FileHandle(forWritingTo: url)
-        defer { try? handle.close() }
-        var left = bytes
-        while left > 0 {
-            let count = min(left, 4 << 20)
-            try handle.write(contentsOf: randomBytes(count))
-            left -= count
-        }
-        return Int64(bytes)
-    }
-
     /// Whether two files hold the same bytes, compared 4 MB at a time.
-    static func sameBytes(_ first: String, _ second: String) throws -> Bool {
+    static func sameFiles(_ first: String, _ second: String) throws -> Bool {
         let (a, b) = (
             try FileHandle(forReadingFrom: URL(fileURLWithPath: first)),
             try FileHandle(forReadingFrom: URL(fileURLWithPath: second))
