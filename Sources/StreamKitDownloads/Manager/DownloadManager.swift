@@ -299,9 +299,7 @@ public actor DownloadManager {
         tasks[id] = info
         emit(.progress(info))
         emit(.speed(id: id, bytesPerSecond: speed))
-        if let last = lastPersist[id], last.duration(to: .now) < configuration.persistInterval { return }
-        lastPersist[id] = .now
-        persist(info)
+        persistAtInterval(info)
     }
 
     /// The runner's post-processing reached `fraction`.
@@ -310,6 +308,14 @@ public actor DownloadManager {
         info.postProcessingProgress = fraction
         tasks[id] = info
         emit(.postProcessing(id: id, fraction: fraction))
+        persistAtInterval(info)
+    }
+
+    /// Saves a running task's figures at most once every ``DownloadManagerConfiguration/persistInterval``
+    /// (every state change saves them anyway).
+    private func persistAtInterval(_ info: DownloadTaskInfo) {
+        if let last = lastPersist[info.id], last.duration(to: .now) < configuration.persistInterval { return }
+        lastPersist[info.id] = .now
         persist(info)
     }
 }

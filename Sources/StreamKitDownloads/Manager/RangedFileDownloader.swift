@@ -220,6 +220,7 @@ final class RangedFileDownloader: Sendable {
                     throw DownloadManagerError(
                         .transfer, "\(url) answered a range without its complete length", taskID: taskID)
                 }
+                let end = min(contentRange.range?.upperBound ?? first.upperBound, length)
                 shared.withLock { shared in
                     if let known = shared.state.length, known != length { shared.state.done = ByteRangeSet() }
                     shared.state.length = length
@@ -228,10 +229,9 @@ final class RangedFileDownloader: Sendable {
                     }
                     shared.rangesSupported = true
                     var board = PieceBoard(length: length, done: shared.state.done, minimumSteal: options.minimumSteal)
-                    _ = board.assign(0, from: start, requestedTo: contentRange.range?.upperBound ?? first.upperBound)
+                    _ = board.assign(0, from: start, requestedTo: end)
                     shared.board = board
                 }
-                let end = min(contentRange.range?.upperBound ?? first.upperBound, length)
                 return (response, start, end)
             case .ignored(let changed):
                 // The whole representation from byte 0: a new one (If-Range failed), or a server
