@@ -119,11 +119,23 @@ import Testing
         #expect(strictError == "error: \(file): line 3: EXTINF has no comma after the duration\n")
     }
 
-    @Test func anInvalidPlaylistExitsWithOneNamingFileAndLine() async throws {
-        let file = try write("#EXTM3U\n#EXT-X-TARGETDURATION:ten\n")
+    @Test func aPlaylistWhoseMediaCannotBeDecryptedExitsWithOneNamingFileAndLine() async throws {
+        let file = try write("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-KEY:METHOD=AES-128\n#EXTINF:10,\na.ts\n")
         let (code, output, error) = await run([file])
         #expect(code == .failure && output.isEmpty)
-        #expect(error == "error: \(file): line 2: EXT-X-TARGETDURATION is not a decimal integer: 'ten'\n")
+        #expect(error == "error: \(file): line 3: EXT-X-KEY METHOD=AES-128 needs a URI\n")
+    }
+
+    @Test func aTagTheMediaCanDoWithoutIsAWarningUnlessStrict() async throws {
+        let file = try write("#EXTM3U\n#EXT-X-TARGETDURATION:ten\n#EXTINF:10,\na.ts\n")
+        let (code, output, error) = await run([file])
+        #expect(code == .success && output.contains("segments: 1,"))
+        #expect(
+            error.contains(
+                "warning: \(file): line 2: EXT-X-TARGETDURATION is not a decimal integer: 'ten'; the tag is ignored\n"))
+        let (strictCode, strictOutput, strictError) = await run([file, "--strict"])
+        #expect(strictCode == .failure && strictOutput.isEmpty)
+        #expect(strictError.contains("error: \(file): line 2: EXT-X-TARGETDURATION is not a decimal integer: 'ten'"))
     }
 
     @Test func anUnreadableFileExitsWithOneNamingTheFile() async throws {

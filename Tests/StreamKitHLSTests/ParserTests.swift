@@ -163,6 +163,7 @@ import Testing
             ])
     }
 
+    /// Tags without which the segments cannot be found or decrypted: an error, in lenient mode too.
     @Test(arguments: [
         ("#EXT-X-KEY:METHOD=AES-128,URI=\"unterminated", "unterminated quoted string in attribute URI of EXT-X-KEY"),
         ("#EXT-X-KEY:METHOD=AES-128,URI", "attribute URI of EXT-X-KEY has no value (expected NAME=VALUE)"),
@@ -175,23 +176,60 @@ import Testing
         ("#EXT-X-KEY:METHOD=AES-128,URI=\"k\",IV=12", "IV is not a hexadecimal sequence (0x…): '12'"),
         ("#EXT-X-BYTERANGE:10@x", "EXT-X-BYTERANGE must be <length>[@<offset>], not '10@x'"),
         ("#EXT-X-BYTERANGE:99999999999999999999", "EXT-X-BYTERANGE must be <length>[@<offset>]"),
-        ("#EXT-X-PROGRAM-DATE-TIME:2020-02-30T00:00:00Z", "EXT-X-PROGRAM-DATE-TIME is not an ISO 8601 date-time"),
         ("#EXT-X-MAP:BYTERANGE=\"1@0\"", "EXT-X-MAP needs a URI"),
-        ("#EXT-X-PART:URI=\"p\"", "EXT-X-PART needs a DURATION"),
-        ("#EXT-X-DATERANGE:START-DATE=\"2020-01-01T00:00:00Z\"", "EXT-X-DATERANGE needs an ID"),
-        ("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=MAYBE", "CAN-BLOCK-RELOAD must be YES or NO, not 'MAYBE'"),
-        ("#EXT-X-TARGETDURATION:1.5", "EXT-X-TARGETDURATION is not a decimal integer: '1.5'"),
-        ("#EXTINF:1e3,", "EXTINF duration is not a decimal number: '1e3'"),
-        ("#EXT-X-ENDLIST\n#EXT-X-STREAM-INF:BANDWIDTH=1", "EXT-X-STREAM-INF belongs in a multivariant playlist"),
-        ("#EXT-X-VERSION:3\n#EXT-X-VERSION:4", "EXT-X-VERSION appears more than once (first at line 2)"),
-        ("#EXT-X-TARGETDURATION", "EXT-X-TARGETDURATION needs a value after a colon"),
-        ("#EXT-X-MEDIA-SEQUENCE:18446744073709551616", "EXT-X-MEDIA-SEQUENCE is not a decimal integer"),
     ])
-    func malformedTagsFailNamingLineAndReason(tags: String, reason: String) throws {
+    func tagsTheMediaNeedsFailNamingLineAndReason(tags: String, reason: String) throws {
         let error = try failure("#EXTM3U\n" + tags + "\n#EXTINF:1,\na.ts\n")
         let expectedLine = 1 + tags.split(separator: "\n").count
         #expect(error.line == expectedLine, "\(error)")
         #expect(error.reason.hasPrefix(reason), "\(error)")
+    }
+
+    /// Tags the media can do without: a lenient parse warns and goes on, as players do; strict mode fails.
+    @Test(arguments: [
+        (
+            "#EXT-X-PROGRAM-DATE-TIME:2020-02-30T00:00:00Z", "EXT-X-PROGRAM-DATE-TIME is not an ISO 8601 date-time",
+            "kept"
+        ),
+        ("#EXT-X-PART:URI=\"p\"", "EXT-X-PART needs a DURATION; the tag is ignored", "ignored"),
+        (
+            "#EXT-X-DATERANGE:START-DATE=\"2020-01-01T00:00:00Z\"", "EXT-X-DATERANGE needs an ID; the tag is kept",
+            "kept"
+        ),
+        ("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=MAYBE", "CAN-BLOCK-RELOAD must be YES or NO, not 'MAYBE'", "kept"),
+        (
+            "#EXT-X-TARGETDURATION:1.5",
+            "EXT-X-TARGETDURATION is a decimal number where an integer is due: '1.5'; read as 2", "read"
+        ),
+        ("#EXTINF:1e3,", "EXTINF duration is not a decimal number: '1e3'; the tag is ignored", "ignored"),
+        (
+            "#EXT-X-SESSION-KEY:METHOD=AES-128,URI=\"k\"",
+            "EXT-X-SESSION-KEY belongs in a multivariant playlist, but EXTINF at line 3 makes this a media playlist",
+            "ignored"
+        ),
+        (
+            "#EXT-X-VERSION:3\n#EXT-X-VERSION:4", "EXT-X-VERSION appears again (first at line 2); the tag is ignored",
+            "ignored"
+        ),
+        ("#EXT-X-TARGETDURATION", "EXT-X-TARGETDURATION needs a value after a colon; the tag is ignored", "ignored"),
+        ("#EXT-X-MEDIA-SEQUENCE:18446744073709551616", "EXT-X-MEDIA-SEQUENCE is not a decimal integer", "ignored"),
+        ("#EXT-X-MEDIA-SEQUENCE:-5", "EXT-X-MEDIA-SEQUENCE is negative: '-5'; read as 0", "read"),
+        (
+            "#EXT-X-KEY:METHOD=NONE,IV=[IV]", "IV is not a hexadecimal sequence (0x…): '[IV]'; ignored, as METHOD=NONE",
+            "ignored"
+        ),
+    ])
+    func tagsTheMediaCanDoWithoutAreWarnings(tags: String, reason: String, outcome: String) throws {
+        let text = "#EXTM3U\n" + tags + "\n#EXTINF:1,\na.ts\n"
+        let expectedLine = 1 + tags.split(separator: "\n").count
+        let parsed = try Playlist.parse(text)
+        let warning = try #require(parsed.warnings.first { $0.line == expectedLine }, "\(parsed.warnings)")
+        #expect(warning.reason.hasPrefix(reason), "\(warning)")
+        #expect(warning.reason.contains(outcome), "\(warning)")
+        // The segment is there either way.
+        #expect(parsed.playlist.media?.segments.map(\.uri) == ["a.ts"])
+        let strict = try failure(text, options: .strict)
+        #expect(strict.diagnostics.contains(warning), "\(strict)")
     }
 
     @Test func attributeEdgeCases() throws {
@@ -235,11 +273,9 @@ import Testing
             d.ts
 
             """
-        let lenient = try failure(text)
-        #expect(
-            lenient.diagnostics == [
-                PlaylistDiagnostic(line: 11, reason: "EXT-X-MEDIA-SEQUENCE is not a decimal integer: 'bad'")
-            ])
+        let lenient = try Playlist.parse(text)
+        #expect(lenient.playlist.media?.segments.map(\.uri) == ["a.ts", "b.ts", "c.ts", "d.ts"])
+        #expect(lenient.playlist.media?.segments[2].duration == 5)  // its EXTINF was unreadable: the target duration
         let strict = try failure(text, options: .strict)
         #expect(
             strict.diagnostics.map(\.description) == [
@@ -250,10 +286,11 @@ import Testing
                 "line 7: EXT-X-BYTERANGE needs EXT-X-VERSION 4 or higher; the playlist declares version 2",
                 "line 9: trailing whitespace",
                 "line 10: KEYFORMAT or KEYFORMATVERSIONS needs EXT-X-VERSION 5 or higher; the playlist declares version 2",
-                "line 11: EXT-X-MEDIA-SEQUENCE is not a decimal integer: 'bad'",
-                "line 12: EXTINF duration is not a decimal number: 'x'",
-                "line 13: URI line without an EXTINF tag before it",  // its EXTINF was rejected
+                "line 11: EXT-X-MEDIA-SEQUENCE is not a decimal integer: 'bad'; the tag is ignored",
+                "line 12: EXTINF duration is not a decimal number: 'x'; the tag is ignored",
+                "line 13: URI line without an EXTINF tag before it; its duration is taken as the target duration",
             ])
+        #expect(strict.diagnostics == lenient.warnings)
         #expect(
             "\(strict)".hasPrefix("line 1: comment before #EXTM3U") && "\(strict)".hasSuffix("(and 9 more violations)"))
     }
@@ -263,9 +300,15 @@ import Testing
         #expect(try failure("a.ts\n").description == "line 1: the playlist does not start with #EXTM3U")
         #expect(try failure("\n\n#EXTINF:1,\n").description == "line 3: the playlist does not start with #EXTM3U")
         #expect(try failure("# only a comment\n").description == "line 1: the playlist has no #EXTM3U line")
+        let noURI = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n#EXT-X-ENDLIST\n"
         #expect(
-            try failure("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n#EXT-X-ENDLIST\n", options: .strict).diagnostics.map(
-                \.line) == [2, 3])
+            try failure(noURI, options: .strict).diagnostics.map(\.description) == [
+                "line 2: EXT-X-STREAM-INF is not followed by a URI line (EXT-X-ENDLIST comes first); the variant is ignored",
+                "line 2: no tag of this multivariant playlist could be read",
+                "line 3: EXT-X-ENDLIST belongs in a media playlist, but EXT-X-STREAM-INF at line 2 makes this a "
+                    + "multivariant playlist; the tag is ignored",
+            ])
+        #expect(try failure(noURI).description == "line 2: no tag of this multivariant playlist could be read")
     }
 
     @Test func invalidUTF8NamesLineAndColumn() throws {

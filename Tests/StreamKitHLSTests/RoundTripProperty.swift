@@ -36,16 +36,31 @@ enum RoundTripProperty {
 
 /// Inputs the fuzzer (Fuzz/HLSPlaylistParser) found, reduced by hand, with what must happen now.
 @Suite struct FuzzRegressionTests {
-    @Test func anUnquotedValueHoldingAQuoteIsAnError() throws {
+    @Test func anUnquotedValueHoldingAQuoteIsAViolation() throws {
         // Found: URI=5555"filePart.mp4" was read as a URI with quotes in it, which the writer could not keep.
         let text = "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXT-X-PART:DURATION=1,URI=5\"p.mp4\"\n"
         RoundTripProperty.check(Array(text.utf8))
-        let error = try #require(throws: PlaylistError.self) { try Playlist.parse(text) }
-        #expect(error.description == "line 3: the unquoted value of URI in EXT-X-PART holds a double quote")
+        let parsed = try Playlist.parse(text)
+        #expect(
+            parsed.warnings.map(\.description) == [
+                "line 3: the unquoted value of URI in EXT-X-PART holds a double quote; the tag is ignored",
+                "line 3: EXT-X-PART needs EXT-X-PART-INF",
+            ]
+                || parsed.warnings.first?.description
+                    == "line 3: the unquoted value of URI in EXT-X-PART holds a double quote; the tag is ignored",
+            "\(parsed.warnings)")
+        #expect(parsed.playlist.media?.pendingSegment.parts.isEmpty == true)
+        #expect(throws: PlaylistError.self) { try Playlist.parse(text, options: .strict) }
         // A quoted value where an unquoted one belongs may not hold a comma either.
         let quoted = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,HDCP-LEVEL=\"TYPE,0\"\nv.m3u8\n"
         RoundTripProperty.check(Array(quoted.utf8))
-        #expect(throws: PlaylistError.self) { try Playlist.parse(quoted) }
+        // Its only variant is ignored, which leaves nothing of the multivariant playlist.
+        let error = try #require(throws: PlaylistError.self) { try Playlist.parse(quoted) }
+        #expect(error.description == "line 2: no tag of this multivariant playlist could be read")
+        let strict = try #require(throws: PlaylistError.self) { try Playlist.parse(quoted, options: .strict) }
+        #expect(
+            strict.diagnostics.first?.reason
+                == "HDCP-LEVEL must not be quoted, and its quoted value holds a comma; the tag is ignored")
     }
 
     @Test func aCarriageReturnInsideAnUnknownTag() throws {

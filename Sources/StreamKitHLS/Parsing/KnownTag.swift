@@ -62,6 +62,28 @@ enum KnownTag: Int, CaseIterable {
         }
     }
 
+    /// What a parse does with the tag when its value cannot be read (docs/CLI.md, "How playlists are read").
+    var recovery: TagRecovery {
+        switch self {
+        // Metadata a player may read but the media does not depend on: written back as it came.
+        case .start, .serverControl, .partInformation, .programDateTime, .bitrate, .dateRange: .keepAsWritten
+        // Without these the segments cannot be found or decrypted.
+        case .define, .byteRange, .key, .map, .skip: .fail
+        // Dropping the rest leaves the media addressable: an EXTINF's segment takes the target duration, a
+        // variant's URI line is dropped with it, a sequence number is 0.
+        default: .ignore
+        }
+    }
+
+    /// Whether the tag alone says which kind of playlist it is in (tags such as EXT-X-TARGETDURATION or
+    /// EXT-X-SESSION-KEY are found in the other kind in the wild).
+    var decidesPlaylistKind: Bool {
+        switch self {
+        case .extinf, .streamInf, .iFrameStreamInf, .media: true
+        default: false
+        }
+    }
+
     /// Whether the tag may appear only once in a playlist (RFC 8216bis §4.4: "MUST NOT appear more than once").
     var isSingleInstance: Bool {
         switch self {
@@ -72,6 +94,16 @@ enum KnownTag: Int, CaseIterable {
         default: false
         }
     }
+}
+
+/// What a parse does with a tag whose value cannot be read.
+enum TagRecovery {
+    /// A warning, and the line kept in place as an unknown tag, so that the package keeps it.
+    case keepAsWritten
+    /// A warning, and the tag dropped.
+    case ignore
+    /// An error: the media cannot be addressed or decrypted without the tag.
+    case fail
 }
 
 /// Media or multivariant.

@@ -181,6 +181,24 @@ extension PlaylistParser {
         }
     }
 
+    /// An optional attribute of a metadata tag, read by `read`. One whose value cannot be read is kept as written
+    /// among `others`, with a warning, so that the tag itself is kept.
+    mutating func optionalAttribute<Value>(
+        _ slot: AttributeSlot?, keepingFailuresIn others: inout [Attribute],
+        _ read: (inout PlaylistParser, AttributeSlot) throws(ParseFailure) -> Value
+    ) -> Value? {
+        guard let slot else { return nil }
+        do {
+            return try read(&self, slot)
+        } catch {
+            warn(error.diagnostic.reason + "; the attribute is kept as written", line: error.diagnostic.line)
+            let value = text.string(slot.value)
+            others.append(
+                Attribute(name: text.string(slot.name), value: slot.isQuoted ? .quoted(value) : .unquoted(value)))
+            return nil
+        }
+    }
+
     // MARK: Typed values
 
     /// A `quoted-string`, after variable substitution; an unquoted value is accepted with a warning.
@@ -241,10 +259,20 @@ extension PlaylistParser {
         return value == "YES"
     }
 
-    /// A `decimal-integer`.
+    /// A `decimal-integer`, or a decimal number where one is due (`BANDWIDTH=1755600.0`, as packagers write),
+    /// rounded, with a warning.
+    mutating func integerAllowingDecimals(_ range: Range<Int>, _ name: String) -> UInt64? {
+        if let value = NumberParsing.decimalInteger(bytes, range) { return value }
+        guard let number = NumberParsing.decimalFloat(bytes, range), number.rounded() < 0x1p63 else { return nil }
+        let value = UInt64(number.rounded())
+        warn("\(name) is a decimal number where an integer is due: '\(text.excerpt(range))'; read as \(value)")
+        return value
+    }
+
+    /// A `decimal-integer` (a decimal number is rounded, with a warning).
     mutating func integer(_ slot: AttributeSlot, _ name: String) throws(ParseFailure) -> UInt64 {
         let range = try unquoted(slot, name)
-        guard let value = NumberParsing.decimalInteger(bytes, range) else {
+        guard let value = integerAllowingDecimals(range, name) else {
             throw failure("\(name) is not a decimal integer: '\(text.excerpt(range))'")
         }
         return value

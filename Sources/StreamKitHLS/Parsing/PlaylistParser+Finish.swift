@@ -9,14 +9,23 @@ extension PlaylistParser {
         if pendingVariantLine != 0 {
             let line = pendingVariantLine
             pendingVariantLine = 0
-            try report(failure("EXT-X-STREAM-INF is not followed by a URI line", line: line))
+            warn("EXT-X-STREAM-INF is not followed by a URI line; the variant is ignored", line: line)
         }
         if kind == .multivariant && importLine != 0 {
             try report(failure("EXT-X-DEFINE IMPORT is only allowed in a media playlist", line: importLine))
         }
         switch kind ?? .media {
         case .media: return .media(try finishMedia())
-        case .multivariant: return .multivariant(finishMultivariant())
+        case .multivariant:
+            // Every tag that made it multivariant was ignored: nothing to play, and nothing that would say,
+            // written back, what kind of playlist it was.
+            if multivariant.variants.isEmpty && multivariant.iFrameVariants.isEmpty && multivariant.renditions.isEmpty
+                && multivariant.sessionData.isEmpty && multivariant.sessionKeys.isEmpty
+                && multivariant.contentSteering == nil
+            {
+                try report(failure("no tag of this multivariant playlist could be read", line: kindLine))
+            }
+            return .multivariant(finishMultivariant())
         }
     }
 
@@ -25,12 +34,19 @@ extension PlaylistParser {
             media.headerLines = earlyLines
             earlyLines = []
         }
+        // A live playlist read while its server was writing the next segment.
         if segment.extinfLine != 0 {
-            try report(failure("EXTINF is not followed by a URI line", line: segment.extinfLine))
+            warn(
+                "EXTINF is not followed by a URI line; ignored, as a segment still being written",
+                line: segment.extinfLine)
         }
         if segment.byteRangeLine != 0 {
-            try report(failure("EXT-X-BYTERANGE is not followed by a URI line", line: segment.byteRangeLine))
+            warn(
+                "EXT-X-BYTERANGE is not followed by a URI line; ignored, as a segment still being written",
+                line: segment.byteRangeLine)
         }
+        let fallbackDuration = Double(media.targetDuration ?? 0)
+        for index in segmentsWithoutDuration { media.segments[index].duration = fallbackDuration }
         var pending = PendingSegment()
         pending.isDiscontinuity = segment.isDiscontinuity
         pending.keys = segment.annotations.keys

@@ -3,7 +3,7 @@ extension PlaylistParser {
 
     mutating func readTargetDuration(_ value: Range<Int>) throws(ParseFailure) {
         let range = trimmedWarning(value, "the EXT-X-TARGETDURATION value")
-        guard let target = NumberParsing.decimalInteger(bytes, range), target <= UInt64(Int.max) else {
+        guard let target = integerAllowingDecimals(range, "EXT-X-TARGETDURATION"), target <= UInt64(Int.max) else {
             throw failure("EXT-X-TARGETDURATION is not a decimal integer: '\(text.excerpt(range))'")
         }
         media.targetDuration = Int(target)
@@ -22,7 +22,15 @@ extension PlaylistParser {
     /// The value of EXT-X-MEDIA-SEQUENCE or EXT-X-DISCONTINUITY-SEQUENCE, which belong before the first segment.
     private mutating func sequenceNumber(_ value: Range<Int>, tag: KnownTag) throws(ParseFailure) -> UInt64 {
         let range = trimmedWarning(value, "the \(tag.name) value")
-        guard let sequence = NumberParsing.decimalInteger(bytes, range) else {
+        let sequence: UInt64
+        if let number = integerAllowingDecimals(range, tag.name) {
+            sequence = number
+        } else if range.count > 1, bytes[range.lowerBound] == UInt8(ascii: "-"),
+            NumberParsing.decimalFloat(bytes, (range.lowerBound + 1)..<range.upperBound) != nil
+        {
+            warn("\(tag.name) is negative: '\(text.excerpt(range))'; read as 0")
+            sequence = 0
+        } else {
             throw failure("\(tag.name) is not a decimal integer: '\(text.excerpt(range))'")
         }
         if !media.segments.isEmpty { warn("\(tag.name) must come before the first segment") }
@@ -118,15 +126,14 @@ extension PlaylistParser {
         var key = EncryptionKey(method: method, otherAttributes: list.others)
         if let slot = list[.uri] { key.uri = try quotedString(slot, "URI") }
         if let slot = list[.iv] {
-            let (ivBytes, digits) = try hexadecimal(slot, "IV")
-            var significant = ivBytes[...]
-            while significant.count > 16 && significant.first == 0 { significant = significant.dropFirst() }
-            guard significant.count <= 16 else {
-                throw failure("IV must be a 128-bit number; it has \(digits) hexadecimal digits")
+            do {
+                key.iv = try initializationVector(slot)
+                require(.iv)
+            } catch {
+                // Nothing is decrypted with it.
+                guard method == .noEncryption else { throw error }
+                warn(error.diagnostic.reason + "; ignored, as METHOD=NONE")
             }
-            if digits != 32 { warn("IV has \(digits) hexadecimal digits, not 32; read as a 128-bit number") }
-            key.iv = [UInt8](repeating: 0, count: 16 - significant.count) + significant
-            require(.iv)
         }
         if let slot = list[.keyFormat] { key.keyFormat = try quotedString(slot, "KEYFORMAT") }
         if let slot = list[.keyFormatVersions] { key.keyFormatVersions = try quotedString(slot, "KEYFORMATVERSIONS") }
@@ -139,6 +146,18 @@ extension PlaylistParser {
             throw failure("\(tag.name) METHOD=\(methodText) needs a URI")
         }
         return key
+    }
+
+    /// The IV attribute: a 128-bit number.
+    private mutating func initializationVector(_ slot: AttributeSlot) throws(ParseFailure) -> [UInt8] {
+        let (ivBytes, digits) = try hexadecimal(slot, "IV")
+        var significant = ivBytes[...]
+        while significant.count > 16 && significant.first == 0 { significant = significant.dropFirst() }
+        guard significant.count <= 16 else {
+            throw failure("IV must be a 128-bit number; it has \(digits) hexadecimal digits")
+        }
+        if digits != 32 { warn("IV has \(digits) hexadecimal digits, not 32; read as a 128-bit number") }
+        return [UInt8](repeating: 0, count: 16 - significant.count) + significant
     }
 
     mutating func readMap(_ value: Range<Int>) throws(ParseFailure) {
@@ -173,7 +192,7 @@ extension PlaylistParser {
     mutating func readBitrate(_ value: Range<Int>) throws(ParseFailure) {
         sawSegmentTag = true
         let range = trimmedWarning(value, "the EXT-X-BITRATE value")
-        guard let bitrate = NumberParsing.decimalInteger(bytes, range), bitrate <= UInt64(Int.max) else {
+        guard let bitrate = integerAllowingDecimals(range, "EXT-X-BITRATE"), bitrate <= UInt64(Int.max) else {
             throw failure("EXT-X-BITRATE is not a decimal integer: '\(text.excerpt(range))'")
         }
         segment.annotations.bitrate = Int(bitrate)
@@ -220,20 +239,35 @@ extension PlaylistParser {
         guard let idSlot = list[.id] else { throw failure("EXT-X-DATERANGE needs an ID") }
         var range = DateRange(id: try quotedString(idSlot, "ID"), otherAttributes: list.others)
         if let slot = list[.classValue] { range.classValue = try quotedString(slot, "CLASS") }
-        if let slot = list[.startDate] { range.startDate = try dateTime(slot, "START-DATE") }
+        // Values that cannot be read are kept as written: the range still marks its place in the timeline.
+        range.startDate = optionalAttribute(list[.startDate], keepingFailuresIn: &range.otherAttributes) {
+            (parser, slot) throws(ParseFailure) in try parser.dateTime(slot, "START-DATE")
+        }
         if let slot = list[.cue] { range.cue = try quotedString(slot, "CUE") }
-        if let slot = list[.endDate] { range.endDate = try dateTime(slot, "END-DATE") }
-        if let slot = list[.duration] { range.duration = try float(slot, "DURATION") }
-        if let slot = list[.plannedDuration] { range.plannedDuration = try float(slot, "PLANNED-DURATION") }
+        range.endDate = optionalAttribute(list[.endDate], keepingFailuresIn: &range.otherAttributes) {
+            (parser, slot) throws(ParseFailure) in try parser.dateTime(slot, "END-DATE")
+        }
+        range.duration = optionalAttribute(list[.duration], keepingFailuresIn: &range.otherAttributes) {
+            (parser, slot) throws(ParseFailure) in try parser.float(slot, "DURATION")
+        }
+        range.plannedDuration = optionalAttribute(list[.plannedDuration], keepingFailuresIn: &range.otherAttributes) {
+            (parser, slot) throws(ParseFailure) in try parser.float(slot, "PLANNED-DURATION")
+        }
         if let slot = list[.endOnNext] {
             guard let word = try enumerated(slot, "END-ON-NEXT", oneOf: ["YES"]) else {
                 throw failure("END-ON-NEXT must be YES, not '\(text.excerpt(slot.value))'")
             }
             range.endOnNext = word == "YES"
         }
-        if let slot = list[.scte35Command] { range.scte35Command = try hexadecimal(slot, "SCTE35-CMD").bytes }
-        if let slot = list[.scte35Out] { range.scte35Out = try hexadecimal(slot, "SCTE35-OUT").bytes }
-        if let slot = list[.scte35In] { range.scte35In = try hexadecimal(slot, "SCTE35-IN").bytes }
+        range.scte35Command = optionalAttribute(list[.scte35Command], keepingFailuresIn: &range.otherAttributes) {
+            (parser, slot) throws(ParseFailure) in try parser.hexadecimal(slot, "SCTE35-CMD").bytes
+        }
+        range.scte35Out = optionalAttribute(list[.scte35Out], keepingFailuresIn: &range.otherAttributes) {
+            (parser, slot) throws(ParseFailure) in try parser.hexadecimal(slot, "SCTE35-OUT").bytes
+        }
+        range.scte35In = optionalAttribute(list[.scte35In], keepingFailuresIn: &range.otherAttributes) {
+            (parser, slot) throws(ParseFailure) in try parser.hexadecimal(slot, "SCTE35-IN").bytes
+        }
         if range.startDate == nil && !dateRangeIDs.contains(range.id) {
             warn("EXT-X-DATERANGE \(range.id) has no START-DATE and no earlier range with its ID")
         }
@@ -296,7 +330,10 @@ extension PlaylistParser {
     /// A URI line of a media playlist: the segment's tags are complete.
     mutating func finishSegment(uriRange: Range<Int>) throws(ParseFailure) {
         sawSegmentTag = true
-        guard segment.extinfLine != 0 else { throw failure("URI line without an EXTINF tag before it") }
+        if segment.extinfLine == 0 {
+            warn("URI line without an EXTINF tag before it; its duration is taken as the target duration")
+            segmentsWithoutDuration.append(media.segments.count)
+        }
         let uri: String
         if let previous = previousURI, text.bytesEqual(previous.range, uriRange) {
             uri = previous.string
@@ -327,10 +364,13 @@ extension PlaylistParser {
         } else {
             previousRange = nil
         }
-        if media.targetDuration != nil {
-            checkDuration(segment.duration, line: segment.extinfLine)
-        } else {
-            uncheckedDurations.append((segment.extinfLine, segment.duration))
+        // A segment without EXTINF has its duration set at the end, when the target duration is known.
+        if segment.extinfLine != 0 {
+            if media.targetDuration != nil {
+                checkDuration(segment.duration, line: segment.extinfLine)
+            } else {
+                uncheckedDurations.append((segment.extinfLine, segment.duration))
+            }
         }
         media.segments.append(
             MediaSegment(

@@ -3,7 +3,8 @@ extension PlaylistParser {
 
     mutating func readVersion(_ value: Range<Int>) throws(ParseFailure) {
         let range = trimmedWarning(value, "the EXT-X-VERSION value")
-        guard let number = NumberParsing.decimalInteger(bytes, range), number >= 1, number <= UInt64(Int.max) else {
+        guard let number = integerAllowingDecimals(range, "EXT-X-VERSION"), number >= 1, number <= UInt64(Int.max)
+        else {
             throw failure("EXT-X-VERSION is not a positive decimal integer: '\(text.excerpt(range))'")
         }
         version = Int(number)
@@ -105,22 +106,29 @@ extension PlaylistParser {
 
     mutating func readStreamInf(_ value: Range<Int>) throws(ParseFailure) {
         let list = try attributes(value, VariantAttribute.self, tag: .streamInf)
-        guard let bandwidthSlot = list[.bandwidth] else { throw failure("EXT-X-STREAM-INF needs BANDWIDTH") }
         var variant = VariantStream(
-            uri: "", bandwidth: try int(bandwidthSlot, "BANDWIDTH"), otherAttributes: list.others)
+            uri: "", bandwidth: try bandwidth(list[.bandwidth], tag: .streamInf), otherAttributes: list.others)
         let streamInfOnly = try readVariantAttributes(list, into: &variant)
         variant.streamInfOnly = streamInfOnly
         pendingVariant = variant
         pendingVariantLine = lineNumber
     }
 
+    /// BANDWIDTH, which players do without: a variant without it is kept, read as 0.
+    private mutating func bandwidth(_ slot: AttributeSlot?, tag: KnownTag) throws(ParseFailure) -> Int {
+        guard let slot else {
+            warn("\(tag.name) needs BANDWIDTH; read as 0")
+            return 0
+        }
+        return try int(slot, "BANDWIDTH")
+    }
+
     mutating func readIFrameStreamInf(_ value: Range<Int>) throws(ParseFailure) {
         let list = try attributes(
             value, VariantAttribute.self, tag: .iFrameStreamInf, table: VariantAttribute.iFrameTable)
         guard let uriSlot = list[.uri] else { throw failure("EXT-X-I-FRAME-STREAM-INF needs a URI") }
-        guard let bandwidthSlot = list[.bandwidth] else { throw failure("EXT-X-I-FRAME-STREAM-INF needs BANDWIDTH") }
         var variant = IFrameVariantStream(
-            uri: try quotedString(uriSlot, "URI"), bandwidth: try int(bandwidthSlot, "BANDWIDTH"),
+            uri: try quotedString(uriSlot, "URI"), bandwidth: try bandwidth(list[.bandwidth], tag: .iFrameStreamInf),
             otherAttributes: list.others)
         // Its table has none of the attributes only EXT-X-STREAM-INF defines.
         _ = try readVariantAttributes(list, into: &variant)

@@ -96,6 +96,8 @@ struct PlaylistParser {
     var previousPartRange: (uri: String, end: Int64)?
     var previousURI: (range: Range<Int>, string: String)?
     var uncheckedDurations: [(line: Int, duration: Double)] = []
+    /// Segments whose URI line had no EXTINF: they take the target duration once it is known.
+    var segmentsWithoutDuration: [Int] = []
     var dateRangeIDs: Set<String> = []
     var firstDateRangeLine = 0
     var sawProgramDateTime = false
@@ -292,9 +294,15 @@ struct PlaylistParser {
             return
         }
         if kind == .multivariant {
-            throw failure("URI line without an EXT-X-STREAM-INF tag before it")
+            warn("URI line without an EXT-X-STREAM-INF tag before it; the line is ignored")
+            return
         }
-        if kind != .media { try setKind(.media, tagName: "a URI line") }
+        if kind == nil {
+            kind = .media
+            kindLine = lineNumber
+            kindTagName = "a URI line"
+            adoptEarlyLines()
+        }
         try finishSegment(uriRange: range)
     }
 
@@ -321,25 +329,48 @@ struct PlaylistParser {
         if pendingVariantLine != 0 {
             let line = pendingVariantLine
             pendingVariantLine = 0
-            try report(failure("EXT-X-STREAM-INF is not followed by a URI line (\(tag.name) comes first)", line: line))
+            warn(
+                "EXT-X-STREAM-INF is not followed by a URI line (\(tag.name) comes first); the variant is ignored",
+                line: line)
         }
-        if tag.takesNoValue && colon < range.upperBound {
-            warn("\(tag.name) takes no value; '\(text.string(value))' ignored")
-        } else if !tag.takesNoValue && colon == range.upperBound {
-            throw failure("\(tag.name) needs a value after a colon")
+        if let tagKind = tag.playlistKind, tagKind != kind {
+            guard decideKind(tagKind, tag: tag, end: range.upperBound) else { return }
         }
-        if let tagKind = tag.playlistKind, tagKind != kind { try setKind(tagKind, tagName: tag.name) }
         if tag.isSingleInstance {
             let first = tagLines[tag.rawValue]
             if first != 0 {
-                if tag.takesNoValue {
-                    warn("\(tag.name) appears again (first at line \(first))")
-                    return
-                }
-                throw failure("\(tag.name) appears more than once (first at line \(first))")
+                warn("\(tag.name) appears again (first at line \(first)); the tag is ignored")
+                return
             }
         }
         if tagLines[tag.rawValue] == 0 { tagLines[tag.rawValue] = lineNumber }
+        if tag.takesNoValue && colon < range.upperBound {
+            warn("\(tag.name) takes no value; '\(text.string(value))' ignored")
+        }
+        do throws(ParseFailure) {
+            if !tag.takesNoValue && colon == range.upperBound {
+                throw failure("\(tag.name) needs a value after a colon")
+            }
+            try read(tag, value)
+        } catch {
+            if error.isFatal { throw error }
+            try recover(from: error, tag: tag, line: range)
+        }
+    }
+
+    /// A tag that could not be read: what its ``KnownTag/recovery`` says, with a warning naming the line.
+    private mutating func recover(from failure: ParseFailure, tag: KnownTag, line: Range<Int>) throws(ParseFailure) {
+        let diagnostic = failure.diagnostic
+        switch tag.recovery {
+        case .fail: try report(failure)
+        case .ignore: warn(diagnostic.reason + "; the tag is ignored", line: diagnostic.line)
+        case .keepAsWritten:
+            warn(diagnostic.reason + "; the tag is kept as written", line: diagnostic.line)
+            try keepLine(line)
+        }
+    }
+
+    private mutating func read(_ tag: KnownTag, _ value: Range<Int>) throws(ParseFailure) {
         switch tag {
         case .extm3u: warn("#EXTM3U appears again (first at line \(tagLines[tag.rawValue]))")
         case .version: try readVersion(value)
@@ -383,23 +414,55 @@ struct PlaylistParser {
         }
     }
 
-    mutating func setKind(_ newKind: PlaylistKind, tagName: String) throws(ParseFailure) {
-        guard let kind else {
-            kind = newKind
-            kindLine = lineNumber
-            kindTagName = tagName
-            switch newKind {
-            case .media: media.headerLines = earlyLines
-            case .multivariant: pendingLines = earlyLines
+    /// Whether a tag of `tagKind` belongs here. The first such tag decides the playlist's kind, unless a later
+    /// tag that alone says which kind it is (``KnownTag/decidesPlaylistKind``) says otherwise: media playlists
+    /// carry EXT-X-SESSION-KEY in the wild. A tag of the other kind is ignored with a warning.
+    private mutating func decideKind(_ tagKind: PlaylistKind, tag: KnownTag, end: Int) -> Bool {
+        if kind == nil {
+            if !tag.decidesPlaylistKind, let decisive = firstDecisiveTag(after: end) {
+                kind = decisive.kind
+                kindLine = decisive.line
+                kindTagName = decisive.name
+            } else {
+                kind = tagKind
+                kindLine = lineNumber
+                kindTagName = tag.name
             }
-            earlyLines = []
-            return
+            adoptEarlyLines()
         }
-        guard kind == newKind else {
-            throw failure(
-                "\(tagName) belongs in a \(newKind.name) playlist, but \(kindTagName) at line \(kindLine) "
-                    + "made this a \(kind.name) playlist", fatal: true)
+        guard let kind, kind != tagKind else { return true }
+        warn(
+            "\(tag.name) belongs in a \(tagKind.name) playlist, but \(kindTagName) at line \(kindLine) "
+                + "makes this a \(kind.name) playlist; the tag is ignored")
+        return false
+    }
+
+    /// The first tag after byte `end` that alone says which kind of playlist this is, with its line.
+    private func firstDecisiveTag(after end: Int) -> (kind: PlaylistKind, line: Int, name: String)? {
+        var position = end
+        var line = lineNumber
+        let count = bytes.count
+        while position < count {
+            position = WordScan.first(0x0A, in: bytes, from: position, to: count) + 1
+            line += 1
+            guard position < count, bytes[position] == UInt8(ascii: "#") else { continue }
+            let colon = WordScan.first(UInt8(ascii: ":"), in: bytes, from: position + 1, to: min(count, position + 32))
+            guard let tag = tagTable.tag(in: bytes, (position + 1)..<colon, ignoringCase: false),
+                tag.decidesPlaylistKind, let kind = tag.playlistKind
+            else { continue }
+            return (kind, line, tag.name)
         }
+        return nil
+    }
+
+    /// Files the lines read before the playlist's kind was known where that kind keeps them.
+    private mutating func adoptEarlyLines() {
+        switch kind {
+        case .media: media.headerLines = earlyLines
+        case .multivariant: pendingLines = earlyLines
+        case nil: return
+        }
+        earlyLines = []
     }
 
     /// Files the lines read since the last multivariant element before the element about to be added.
