@@ -208,7 +208,7 @@ let package = Package(
                 "StreamKitDownloads", "StreamKitMediaCache", "StreamKitMediaServer", "StreamKitRTMP",
                 "StreamKitTestSupport",
             ],
-            exclude: ["HelpSnapshots"],
+            exclude: ["HelpSnapshots", "PlaylistQuirks"],
             swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

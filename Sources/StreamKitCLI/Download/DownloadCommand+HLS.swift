@@ -22,10 +22,11 @@ extension DownloadCommand {
             let library = StreamKitHome.library(in: home.path(context))
             directory = URL(fileURLWithPath: library, isDirectory: true).appendingPathComponent(id, isDirectory: true)
         }
-        let options = HLSDownloadOptions(
+        var options = HLSDownloadOptions(
             connections: selection.connections ?? 8, decrypt: decrypt, skipBroken: skipBroken, headers: headers,
             liveDuration: liveDuration.map { .milliseconds(Int64(($0 * 1000).rounded())) },
             maximumSegments: maxSegments, retry: retry)
+        options.strictPlaylists = strict
         let job = HLSDownloadJob(source: url, selection: hlsSelection, options: options, packageDirectory: directory)
         // In the library the task's folder is the package id's (the manager's own place for it);
         // -o DIR is a place of the user's.

@@ -23,7 +23,8 @@ struct DownloadCommand: ParsableCommand {
             partial file continues with If-Range. A live playlist is recorded (reloaded every target \
             duration) until ENDLIST, --live-duration or Ctrl-C, and left as VOD. A segment that still \
             fails after retries fails the download (exit 1, everything kept); with --skip-broken it \
-            becomes a gap (exit 2).
+            becomes a gap (exit 2). A playlist that breaks RFC 8216bis in ways players read past is \
+            downloaded, its problems printed once as warnings with their line numbers; --strict refuses it.
             Any other URL is downloaded as a file: partial data in FILE.streamkit-partial, its \
             validator in that file's attributes. Ctrl-C stops cleanly and exits 130 (a live recording \
             is finished instead and exits 0). Play a package with `streamkit serve`.
@@ -61,6 +62,8 @@ struct DownloadCommand: ParsableCommand {
     var decrypt = false
     @Flag(help: "Mark segments that still fail after retries as gaps and go on (exit code 2).")
     var skipBroken = false
+    @Flag(help: "HLS: refuse playlists with any violation of RFC 8216bis (otherwise they are warnings).")
+    var strict = false
     @Option(valueName: "rate", help: "At most this many bytes a second in all, such as 500k or 2M.")
     var limitRate: TransferRate?
     @OptionGroup var headers: HeaderOptions

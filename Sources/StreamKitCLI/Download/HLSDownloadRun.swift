@@ -1,5 +1,6 @@
 import Foundation
 import StreamKitDownloads
+import StreamKitHLS
 import StreamKitHTTP
 import StreamKitHTTPClient
 import Synchronization
@@ -133,6 +134,17 @@ final class HLSDownloadReporter: Sendable {
                 return
             }
             display.message("warning: skipped \(path): \(reason); it becomes a gap\n")
+        case .playlistWarnings(let url, let warnings):
+            if json {
+                for warning in warnings {
+                    emit([
+                        "event": .string("playlistWarning"), "url": .string(url),
+                        "line": .number(Double(warning.line)), "reason": .string(warning.reason),
+                    ])
+                }
+                return
+            }
+            display.message(warnings.map { "warning: \(url): line \($0.line): \($0.reason)\n" }.joined())
         case .recorded(let rendition, let count, let seconds):
             if json {
                 emit([

@@ -67,19 +67,33 @@ extension HLSDownloadEngine {
         return false
     }
 
-    /// Parses a fetched playlist (lenient); a large one off the cooperative pool.
+    /// Parses a fetched playlist (lenient unless `--strict`), reporting its warnings once; a large one off the
+    /// cooperative pool.
     func parse(
         _ bytes: [UInt8], url: String, importedVariables: [String: String]
     ) async throws(HLSDownloadError) -> ParsedPlaylist {
-        let options = PlaylistParseOptions(playlistURL: URL(string: url), importedVariables: importedVariables)
+        let options = PlaylistParseOptions(
+            strictness: self.options.strictPlaylists ? .strict : .lenient, playlistURL: URL(string: url),
+            importedVariables: importedVariables)
         let parse = { @Sendable () -> Result<ParsedPlaylist, PlaylistError> in
             Result { () throws(PlaylistError) -> ParsedPlaylist in try Playlist.parse(bytes, options: options) }
         }
         let outcome = bytes.count < 256 << 10 ? parse() : await offCooperativePool(parse)
         switch outcome {
-        case .success(let parsed): return parsed
-        case .failure(let error): throw HLSDownloadError(.invalidPlaylist, url: url, detail: error.description)
+        case .success(let parsed):
+            if !parsed.warnings.isEmpty && state.withLock({ $0.warnedPlaylists.insert(url).inserted }) {
+                events.yield(.playlistWarnings(url: url, warnings: parsed.warnings))
+            }
+            return parsed
+        case .failure(let error): throw HLSDownloadError(.invalidPlaylist, url: url, detail: Self.describe(error))
         }
+    }
+
+    /// The violations of a playlist refused, one a line (at most 20) after the first.
+    static func describe(_ error: PlaylistError) -> String {
+        let shown = error.diagnostics.prefix(20).map(\.description)
+        let more = error.diagnostics.count - shown.count
+        return shown.joined(separator: "\n  ") + (more > 0 ? "\n  (and \(more) more)" : "")
     }
 
     /// Fetches and parses a media playlist, checking the segment limit.

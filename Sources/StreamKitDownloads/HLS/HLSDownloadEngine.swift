@@ -31,6 +31,8 @@ struct EngineState: Sendable {
     var books: HLSDownloadBookkeeping
     /// Key files removed at the end of a `--decrypt` download: no longer on disk, not listed.
     var removedKeys: Set<String> = []
+    /// Playlist URLs whose warnings were reported.
+    var warnedPlaylists: Set<String> = []
 }
 
 /// Runs one ``HLSDownloadJob``: discovers or restores the plan, fetches keys, then runs the

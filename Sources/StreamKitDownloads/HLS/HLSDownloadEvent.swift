@@ -1,4 +1,5 @@
 import Foundation
+import StreamKitHLS
 import StreamKitHTTP
 
 /// How far an HLS download has come.
@@ -47,6 +48,9 @@ public enum HLSDownloadEvent: Hashable, Sendable {
     case progress(HLSDownloadProgress)
     /// A segment failed after retries and was skipped (`--skip-broken`): it becomes an EXT-X-GAP.
     case skipped(path: String, url: String, reason: String)
+    /// A playlist breaks RFC 8216bis in ways a lenient read goes past (docs/CLI.md, "How playlists are read"):
+    /// reported once per playlist URL, the first time it is read with warnings.
+    case playlistWarnings(url: String, warnings: [PlaylistDiagnostic])
     /// A live playlist was reloaded and gave new segments.
     case recorded(rendition: String, newSegments: Int, recordedSeconds: Double)
 }

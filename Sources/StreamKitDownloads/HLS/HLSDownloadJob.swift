@@ -90,6 +90,9 @@ public struct HLSDownloadOptions: Hashable, Sendable {
     /// each) against the ETag recorded with them; a file whose resource changed is fetched again.
     /// Without it (or without a recorded ETag), they are checked by length only.
     public var verifiesCompletedFiles: Bool
+    /// Refuse a playlist with any violation of RFC 8216bis (`--strict`). Without it, a playlist is read as
+    /// players read it, and what it breaks is reported once per playlist (``HLSDownloadEvent/playlistWarnings(url:warnings:)``).
+    public var strictPlaylists = false
 
     /// Creates options; the defaults are those of `streamkit download`.
     public init(
