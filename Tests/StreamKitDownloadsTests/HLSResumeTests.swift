@@ -49,6 +49,26 @@ import Testing
         await setup.origin.stop()
     }
 
+    /// A run killed inside an atomic write (package.json, a recorded source playlist) leaves the
+    /// temporary file; the next run removes it.
+    @Test func temporaryFilesOfAKilledWriteAreRemovedOnResume() async throws {
+        let setup = try await Setup.make(files: [
+            "a.ts": Data(repeating: 1, count: 1000),
+            "index.m3u8": HostilePlaylistTests.playlist(["#EXTINF:2,", "a.ts"]),
+        ])
+        let job = setup.job("index.m3u8")
+        #expect(try await Support.run(job).0.status == .complete)
+        let stale = [
+            setup.package.appendingPathComponent("package.json.1a2b3c" + PackageLayout.temporarySuffix),
+            setup.package.appendingPathComponent(
+                PackageLayout.internalFolder + "/video.m3u8.4d5e6f" + PackageLayout.temporarySuffix),
+        ]
+        for file in stale { try Data("half".utf8).write(to: file) }
+        #expect(try await Support.run(job).0.status == .complete)
+        for file in stale { #expect(!FileManager.default.fileExists(atPath: file.path), "\(file.lastPathComponent)") }
+        await setup.origin.stop()
+    }
+
     /// --decrypt --skip-broken, an own-file byte-range segment whose body is cut: a gap (exit 2),
     /// its partial bytes kept for a later run, not a failed download.
     @Test func aCutSegmentToDecryptIsAGapUnderSkipBroken() async throws {

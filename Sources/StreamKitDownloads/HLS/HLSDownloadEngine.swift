@@ -109,6 +109,7 @@ final class HLSDownloadEngine: Sendable {
                             + "variant \(manifest.selection.variant), audio \(manifest.selection.audio), "
                             + "subtitles \(manifest.selection.subtitles)\(manifest.decrypt ? ", decrypted" : ""))")
                 }
+                removeStaleTemporaryFiles()
                 return (manifest, false)
             }
             let contents = (try? fileManager.contentsOfDirectory(atPath: directory.path)) ?? []
@@ -122,6 +123,17 @@ final class HLSDownloadEngine: Sendable {
         }
         try claim()
         return (nil, true)
+    }
+
+    /// Removes what an atomic write killed half-way left (package.json and the recorded source playlists are
+    /// written under a temporary name, then renamed): nothing else writes to this package while it runs.
+    private func removeStaleTemporaryFiles() {
+        for folder in [directory.path, path(PackageLayout.internalFolder)] {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            where name.hasSuffix(PackageLayout.temporarySuffix) {
+                unlink(folder + "/" + name)
+            }
+        }
     }
 
     /// Makes the folder this job's package before anything else is written to it: a manifest with
