@@ -35,7 +35,11 @@ import Testing
                 A live playlist is recorded (reloaded every target duration) until ENDLIST,
                 --live-duration or Ctrl-C, and left as VOD. A segment that still fails after
                 retries fails the download (exit 1, everything kept); with --skip-broken it
-                becomes a gap (exit 2).
+                becomes a gap (exit 2): left out of the package's playlist, with
+                EXT-X-DISCONTINUITY on the segment after it, so that every player plays on
+                (--gap-tags writes EXT-X-GAP instead, which some players stop at). package.json
+                records the gap: running the same command again fetches it and writes the
+                playlist whole.
                 Any other URL is downloaded as a file: partial data in FILE.streamkit-partial,
                 its validator in that file's attributes. Ctrl-C stops cleanly and exits 130 (a
                 live recording is finished instead and exits 0). Play a package with `streamkit
@@ -47,9 +51,9 @@ import Testing
 
                 USAGE: streamkit download <url> [--output <path>] [--variant <variant>]
                        [--codec <codecs>] [--audio <audio>] [--subs <subs>] [--connections <n>]
-                       [--decrypt] [--skip-broken] [--limit-rate <rate>] [--header <header> ...]
-                       [--live-duration <seconds>] [--max-segments <count>] [--home <dir>]
-                       [--retries <count>] [--json]
+                       [--decrypt] [--skip-broken] [--gap-tags] [--limit-rate <rate>]
+                       [--header <header> ...] [--live-duration <seconds>]
+                       [--max-segments <count>] [--home <dir>] [--retries <count>] [--json]
 
                 ARGUMENTS:
                   <url>                   The http or https URL to download.
@@ -71,6 +75,8 @@ import Testing
                                           (SAMPLE-AES stays encrypted).
                   --skip-broken           Mark segments that still fail after retries as gaps
                                           and go on (exit code 2).
+                  --gap-tags              Write missing segments as EXT-X-GAP instead of leaving
+                                          them out (some players stop at it).
                   --limit-rate <rate>     At most this many bytes a second in all, such as 500k
                                           or 2M.
                   -H, --header <header>   An extra request header, 'Name: value'.
