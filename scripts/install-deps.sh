@@ -3,7 +3,9 @@
 # Fast when everything is present: one dpkg query, no network.
 set -euo pipefail
 
-packages=(libcurl4-openssl-dev libssl-dev libsqlite3-dev ffmpeg libnginx-mod-rtmp curl openssl rtmpdump tmux chromium)
+packages=(libcurl4-openssl-dev libssl-dev libsqlite3-dev ffmpeg libnginx-mod-rtmp curl openssl rtmpdump tmux chromium
+    gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
+    gstreamer1.0-libav)
 # nginx-light, or any nginx flavour that provides the binary.
 nginx_package=nginx-light
 
@@ -24,7 +26,7 @@ fi
 if ! command -v apt-get >/dev/null 2>&1; then
     echo "StreamKit needs: ${missing[*]} (Debian package names)." >&2
     echo "This is not a Debian system: install their equivalents, e.g. on macOS:" >&2
-    echo "    brew install curl openssl sqlite ffmpeg nginx" >&2
+    echo "    brew install curl openssl sqlite ffmpeg nginx gstreamer" >&2
     exit 1
 fi
 if [ "$(id -u)" -ne 0 ]; then

@@ -26,6 +26,12 @@ public struct Tool: Hashable, Sendable, CustomStringConvertible {
     public static let rtmpdump = Tool("rtmpdump")
     public static let tmux = Tool("tmux")
     public static let chromium = Tool("chromium")
+    /// GStreamer's command-line player; the HLS demuxers are in -bad and -good, H.264 in -libav.
+    public static let gstLaunch = Tool(
+        "gst-launch-1.0",
+        package:
+            "gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad "
+            + "gstreamer1.0-libav")
 
     /// The executable's full path, or `nil` when it is not installed.
     public var path: String? {

@@ -35,9 +35,13 @@ import Testing
                 A live playlist is recorded (reloaded every target duration) until ENDLIST,
                 --live-duration or Ctrl-C, and left as VOD. A segment that still fails after
                 retries fails the download (exit 1, everything kept); with --skip-broken it
-                becomes a gap (exit 2). A playlist that breaks RFC 8216bis in ways players read
-                past is downloaded, its problems printed once as warnings with their line
-                numbers; --strict refuses it.
+                becomes a gap (exit 2): left out of the package's playlist, with
+                EXT-X-DISCONTINUITY on the segment after it, so that every player plays on
+                (--gap-tags writes EXT-X-GAP instead, which some players stop at). package.json
+                records the gap: running the same command again fetches it and writes the
+                playlist whole. A playlist that breaks RFC 8216bis in ways players read past is
+                downloaded, its problems printed once as warnings with their line numbers;
+                --strict refuses it.
                 Any other URL is downloaded as a file: partial data in FILE.streamkit-partial,
                 its validator in that file's attributes. Ctrl-C stops cleanly and exits 130 (a
                 live recording is finished instead and exits 0). Play a package with `streamkit
@@ -49,7 +53,7 @@ import Testing
 
                 USAGE: streamkit download <url> [--output <path>] [--variant <variant>]
                        [--codec <codecs>] [--audio <audio>] [--subs <subs>] [--connections <n>]
-                       [--decrypt] [--skip-broken] [--strict] [--limit-rate <rate>]
+                       [--decrypt] [--skip-broken] [--gap-tags] [--strict] [--limit-rate <rate>]
                        [--header <header> ...] [--live-duration <seconds>]
                        [--max-segments <count>] [--home <dir>] [--retries <count>] [--json]
 
@@ -73,6 +77,8 @@ import Testing
                                           (SAMPLE-AES stays encrypted).
                   --skip-broken           Mark segments that still fail after retries as gaps
                                           and go on (exit code 2).
+                  --gap-tags              Write missing segments as EXT-X-GAP instead of leaving
+                                          them out (some players stop at it).
                   --strict                HLS: refuse playlists with any violation of RFC
                                           8216bis (otherwise they are warnings).
                   --limit-rate <rate>     At most this many bytes a second in all, such as 500k

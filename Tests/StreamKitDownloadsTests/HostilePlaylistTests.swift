@@ -272,7 +272,12 @@ import Testing
         }
         let (result, _) = try await Support.run(setup.job("short.m3u8", skipBroken: true))
         #expect(result.status == .completeWithGaps)
-        let local = try String(contentsOf: setup.package.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
+        var local = try String(contentsOf: setup.package.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
+        #expect(local.hasSuffix("#EXT-X-BYTERANGE:4000@0\nmedia-0.ts\n#EXT-X-ENDLIST\n"), "\(local)")
+        var tagged = setup.job("short.m3u8", skipBroken: true)
+        tagged.options.gapTags = true
+        #expect(try await Support.run(tagged).0.status == .completeWithGaps)
+        local = try String(contentsOf: setup.package.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
         #expect(local.contains("#EXT-X-GAP\n#EXTINF:2,\n#EXT-X-BYTERANGE:8000@4000\nmedia-0.ts"))
         let file = try Data(contentsOf: setup.package.appendingPathComponent("video/media-0.ts"))
         #expect(file.prefix(4000) == media.prefix(4000))

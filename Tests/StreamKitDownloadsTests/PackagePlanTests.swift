@@ -245,7 +245,9 @@ import Testing
             """)
         var recorded = segments
         recorded[1].skipped = true
-        let local = PlaylistComposer.compose(recorded, header: MediaPlaylistHeader(playlist), target: .local)
+        // The RFC gap form; GapFormComposerTests has the default one.
+        let local = PlaylistComposer.compose(
+            recorded, header: MediaPlaylistHeader(playlist), target: .local, gaps: .tagged)
         #expect(
             local.serialized() == """
                 #EXTM3U

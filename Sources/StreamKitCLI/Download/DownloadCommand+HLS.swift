@@ -23,7 +23,8 @@ extension DownloadCommand {
             directory = URL(fileURLWithPath: library, isDirectory: true).appendingPathComponent(id, isDirectory: true)
         }
         var options = HLSDownloadOptions(
-            connections: selection.connections ?? 8, decrypt: decrypt, skipBroken: skipBroken, headers: headers,
+            connections: selection.connections ?? 8, decrypt: decrypt, skipBroken: skipBroken, gapTags: gapTags,
+            headers: headers,
             liveDuration: liveDuration.map { .milliseconds(Int64(($0 * 1000).rounded())) },
             maximumSegments: maxSegments, retry: retry)
         options.strictPlaylists = strict

@@ -23,8 +23,12 @@ struct DownloadCommand: ParsableCommand {
             partial file continues with If-Range. A live playlist is recorded (reloaded every target \
             duration) until ENDLIST, --live-duration or Ctrl-C, and left as VOD. A segment that still \
             fails after retries fails the download (exit 1, everything kept); with --skip-broken it \
-            becomes a gap (exit 2). A playlist that breaks RFC 8216bis in ways players read past is \
-            downloaded, its problems printed once as warnings with their line numbers; --strict refuses it.
+            becomes a gap (exit 2): left out of the package's playlist, with EXT-X-DISCONTINUITY on the \
+            segment after it, so that every player plays on (--gap-tags writes EXT-X-GAP instead, which \
+            some players stop at). package.json records the gap: running the same command again \
+            fetches it and writes the playlist whole. A playlist that breaks RFC 8216bis in ways \
+            players read past is downloaded, its problems printed once as warnings with their line \
+            numbers; --strict refuses it.
             Any other URL is downloaded as a file: partial data in FILE.streamkit-partial, its \
             validator in that file's attributes. Ctrl-C stops cleanly and exits 130 (a live recording \
             is finished instead and exits 0). Play a package with `streamkit serve`.
@@ -62,6 +66,8 @@ struct DownloadCommand: ParsableCommand {
     var decrypt = false
     @Flag(help: "Mark segments that still fail after retries as gaps and go on (exit code 2).")
     var skipBroken = false
+    @Flag(help: "Write missing segments as EXT-X-GAP instead of leaving them out (some players stop at it).")
+    var gapTags = false
     @Flag(help: "HLS: refuse playlists with any violation of RFC 8216bis (otherwise they are warnings).")
     var strict = false
     @Option(valueName: "rate", help: "At most this many bytes a second in all, such as 500k or 2M.")

@@ -26,7 +26,9 @@ extension HLSDownloadEngine {
                 playlists.append(
                     (
                         rendition.selected.folder,
-                        PlaylistComposer.compose(rendition.segments, header: rendition.header, target: .local)
+                        PlaylistComposer.compose(
+                            rendition.segments, header: rendition.header, target: .local,
+                            gaps: options.gapTags ? .tagged : .omitted)
                     ))
             }
             let master = MasterComposer.compose(

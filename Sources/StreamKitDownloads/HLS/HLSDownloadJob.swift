@@ -65,8 +65,14 @@ public struct HLSDownloadOptions: Hashable, Sendable {
     /// Store AES-128 segments decrypted and drop their key tags (`--decrypt`). SAMPLE-AES is always
     /// kept encrypted, with its key stored.
     public var decrypt: Bool
-    /// A segment that still fails after retries becomes an EXT-X-GAP instead of failing the download.
+    /// A segment that still fails after retries becomes a gap instead of failing the download: left
+    /// out of the package's playlist (see ``gapTags``) and recorded in `package.json`, so that a
+    /// later run fetches it again.
     public var skipBroken: Bool
+    /// How the package's playlist writes a segment it does not have (skipped, or EXT-X-GAP in the
+    /// source): `false` leaves it out with EXT-X-DISCONTINUITY on the next segment, which every
+    /// player plays on; `true` writes it as EXT-X-GAP (`--gap-tags`), which some players stop at.
+    public var gapTags: Bool
     /// Headers sent with every request (playlists, keys, maps, segments).
     public var headers: HTTPHeaders
     /// For a live playlist: stop once this much media has been recorded (`--live-duration`). Without
@@ -96,8 +102,9 @@ public struct HLSDownloadOptions: Hashable, Sendable {
 
     /// Creates options; the defaults are those of `streamkit download`.
     public init(
-        connections: Int = 8, decrypt: Bool = false, skipBroken: Bool = false, headers: HTTPHeaders = [:],
-        liveDuration: Duration? = nil, maximumSegments: Int = 100_000, maximumPlaylistBytes: Int = 64 << 20,
+        connections: Int = 8, decrypt: Bool = false, skipBroken: Bool = false, gapTags: Bool = false,
+        headers: HTTPHeaders = [:], liveDuration: Duration? = nil, maximumSegments: Int = 100_000,
+        maximumPlaylistBytes: Int = 64 << 20,
         retry: HTTPClientRetryPolicy = .default, progressInterval: Duration = .milliseconds(250),
         minimumRangePieceBytes: Int64 = 1 << 20, liveStallTimeout: Duration = .seconds(60),
         verifiesCompletedFiles: Bool = true
@@ -106,6 +113,7 @@ public struct HLSDownloadOptions: Hashable, Sendable {
         self.connections = connections
         self.decrypt = decrypt
         self.skipBroken = skipBroken
+        self.gapTags = gapTags
         self.headers = headers
         self.liveDuration = liveDuration
         self.maximumSegments = maximumSegments
@@ -143,8 +151,8 @@ public struct HLSDownloadJob: Hashable, Sendable {
 
     /// The package id: 16 hexadecimal digits of SHA-256 over the source URL, the selection words and
     /// whether segments are decrypted — what decides the package's content. The same command gives
-    /// the same id, so running it again resumes the same package; connections, rate limits, headers
-    /// and `--skip-broken` do not change it.
+    /// the same id, so running it again resumes the same package; connections, rate limits, headers,
+    /// `--skip-broken` and `--gap-tags` do not change it.
     ///
     /// - Parameters:
     ///   - source: The playlist URL as given.

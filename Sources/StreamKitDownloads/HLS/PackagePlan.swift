@@ -77,7 +77,7 @@ struct RecordedSegment: Hashable, Sendable {
     /// The AES-128 key the local playlist must have in effect where it writes the map: the map's
     /// own key when the package keeps the map encrypted, else none (a clear map).
     var localMapKeys: [EncryptionKey] = []
-    /// Whether the download skipped it (`--skip-broken`): written as EXT-X-GAP.
+    /// Whether the download skipped it (`--skip-broken`): a gap in the package's playlist.
     var skipped = false
 }
 

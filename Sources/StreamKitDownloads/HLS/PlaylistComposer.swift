@@ -27,13 +27,13 @@ struct MediaPlaylistHeader: Hashable, Sendable {
 }
 
 /// Writes recorded segments as a VOD media playlist (RFC 8216bis §4.4.3.5 PLAYLIST-TYPE=VOD, with
-/// EXT-X-ENDLIST): either the package's own playlist (relative URIs, keys stored locally, skipped
-/// segments as EXT-X-GAP) or the recorded source (absolute URIs) kept for resuming.
+/// EXT-X-ENDLIST): either the package's own playlist (relative URIs, keys stored locally, missing
+/// segments in the chosen ``GapForm``) or the recorded source (absolute URIs) kept for resuming.
 ///
 /// Keys and maps are written where they change, from what is in effect for each segment, so that a
 /// playlist recorded from several reloads of a live playlist stays right. Discontinuities, program
-/// date-times (where the source wrote them, and at the start), date ranges, bitrates, titles and
-/// unknown tags are kept.
+/// date-times (where the source wrote them, at the start and after a discontinuity), date ranges,
+/// bitrates, titles and unknown tags are kept.
 enum PlaylistComposer {
     /// Which references to write.
     enum Target {
@@ -43,15 +43,50 @@ enum PlaylistComposer {
         case source
     }
 
-    static func compose(_ segments: [RecordedSegment], header: MediaPlaylistHeader, target: Target) -> MediaPlaylist {
+    /// How the package's playlist writes a segment it does not have (skipped with `--skip-broken`,
+    /// or EXT-X-GAP in the source).
+    enum GapForm: Sendable {
+        /// Left out, with EXT-X-DISCONTINUITY on the next segment written (one for a run of
+        /// missing segments, none at the start): every player plays on.
+        case omitted
+        /// Kept as EXT-X-GAP (RFC 8216bis §4.4.4.7), which some players stop at (`--gap-tags`).
+        case tagged
+    }
+
+    /// What a left-out segment wrote that the next segment written must carry.
+    private struct LeftOut {
+        var discontinuity = false
+        var dateRanges: [DateRange] = []
+        var extraLines: [PlaylistLine] = []
+        var bitrate: Int?
+    }
+
+    static func compose(
+        _ segments: [RecordedSegment], header: MediaPlaylistHeader, target: Target, gaps: GapForm = .omitted
+    ) -> MediaPlaylist {
         var output: [MediaSegment] = []
         output.reserveCapacity(segments.count)
         var previousKeys: [EncryptionKey] = []
         var previousMap: LocalReference?
         var requiredVersion = 3
         var longest = 0.0
-        for (index, recorded) in segments.enumerated() {
+        let firstSequence = segments.first?.localSequence ?? 0
+        var discontinuitySequence: UInt64?
+        var leftOut = LeftOut()
+        for recorded in segments {
             let resolved = recorded.resolved
+            let source = recorded.segment
+            if target == .local, gaps == .omitted, recorded.skipped || source.isGap {
+                // Keys and maps are compared with the last segment written, so the next one
+                // writes again any that only this segment carried.
+                if !output.isEmpty { leftOut.discontinuity = true }
+                leftOut.dateRanges += source.dateRanges
+                leftOut.extraLines += source.extraLines
+                if let bitrate = source.bitrate { leftOut.bitrate = bitrate }
+                continue
+            }
+            // Segments left out before this one move its media sequence number down.
+            let sequence = firstSequence &+ UInt64(output.count)
             var keys: [EncryptionKey]
             let reference: LocalReference
             let map: LocalReference?
@@ -73,21 +108,25 @@ enum PlaylistComposer {
             }
             // An IV taken from the media sequence number must be written out when the package
             // numbers the segment differently.
-            if recorded.localSequence != resolved.mediaSequence {
+            if sequence != resolved.mediaSequence {
                 for keyIndex in keys.indices where keys[keyIndex].iv == nil {
                     keys[keyIndex].iv = AES128CBC.iv(mediaSequence: resolved.mediaSequence)
                 }
             }
-            let source = recorded.segment
-            let isDiscontinuity = source.isDiscontinuity
+            let isDiscontinuity = source.isDiscontinuity || leftOut.discontinuity
             var entry = MediaSegment(
                 uri: reference.uri, duration: source.duration, title: source.title,
                 byteRange: reference.range.map { SegmentByteRange(length: $0.count, offset: $0.lowerBound) },
                 programDateTime: source.programDateTime
-                    ?? ((index == 0 || isDiscontinuity) ? resolved.programDateTime : nil),
+                    ?? ((output.isEmpty || isDiscontinuity) ? resolved.programDateTime : nil),
                 isDiscontinuity: isDiscontinuity,
                 isGap: source.isGap || (target == .local && recorded.skipped),
-                dateRanges: source.dateRanges, bitrate: source.bitrate, extraLines: source.extraLines)
+                dateRanges: leftOut.dateRanges + source.dateRanges, bitrate: source.bitrate ?? leftOut.bitrate,
+                extraLines: leftOut.extraLines + source.extraLines)
+            if discontinuitySequence == nil {
+                discontinuitySequence = resolved.discontinuitySequence &- (isDiscontinuity ? 1 : 0)
+            }
+            leftOut = LeftOut()
             let previousKeysBeforeEntry = previousKeys
             if keys != previousKeys {
                 entry.keys = keys.isEmpty ? [EncryptionKey(method: .noEncryption)] : keys
@@ -136,14 +175,14 @@ enum PlaylistComposer {
             longest = max(longest, source.duration)
             output.append(entry)
         }
-        let first = segments.first
-        let discontinuitySequence =
-            first.map { $0.resolved.discontinuitySequence &- ($0.segment.isDiscontinuity ? 1 : 0) } ?? 0
+        // Date ranges left out at the end go with the last segment (they are placed by their dates);
+        // tags that apply to the segments after them have none to apply to.
+        if !output.isEmpty { output[output.count - 1].dateRanges += leftOut.dateRanges }
         let longestRounded = longest.isFinite ? Int(saturating: longest.rounded()) : 0
         return MediaPlaylist(
             version: max(header.version ?? 3, requiredVersion),
             targetDuration: max(header.targetDuration ?? 1, longestRounded, 1),
-            mediaSequence: first?.localSequence ?? 0, discontinuitySequence: discontinuitySequence,
+            mediaSequence: firstSequence, discontinuitySequence: discontinuitySequence ?? 0,
             playlistType: .vod, iFramesOnly: header.iFramesOnly, independentSegments: header.independentSegments,
             start: header.start, headerLines: header.headerLines, segments: output, hasEndList: true)
     }
