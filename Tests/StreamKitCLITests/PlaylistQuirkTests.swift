@@ -35,7 +35,9 @@ import Testing
         "stream-inf-without-bandwidth.m3u8": (3, "EXT-X-STREAM-INF needs BANDWIDTH; read as 0"),
         "stream-inf-without-uri.m3u8": (3, "EXT-X-STREAM-INF is not followed by a URI line"),
         "target-duration-decimal.m3u8": (4, "EXT-X-TARGETDURATION is a decimal number where an integer is due"),
-        "trailing-extinf.m3u8": (16, "EXTINF is not followed by a URI line; ignored, as a segment still being written"),
+        "trailing-extinf.m3u8": (
+            16, "EXTINF is not followed by a URI line; kept as written, as a segment still being written"
+        ),
         "uri-line-without-extinf.m3u8": (9, "URI line without an EXTINF tag before it; its duration is taken as"),
         "version-not-a-number.m3u8": (3, "EXT-X-VERSION is not a positive decimal integer: 'NaN'"),
     ]

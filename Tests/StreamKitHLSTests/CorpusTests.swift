@@ -193,7 +193,7 @@ import Testing
             13, "BANDWIDTH is not a decimal integer: 'INVALIDBW'; the tag is ignored"
         ),
         "grafov-m3u8/media-playlist-with-cue-out-in-without-oatcls.m3u8": (
-            136, "ignored, as a segment still being written"
+            136, "kept as written, as a segment still being written"
         ),
         "videojs-m3u8-parser/emptyMediaSequence.m3u8": (
             3, "EXT-X-MEDIA-SEQUENCE is not a decimal integer: ''; the tag is ignored"

@@ -63,6 +63,24 @@ enum RoundTripProperty {
                 == "HDCP-LEVEL must not be quoted, and its quoted value holds a comma; the tag is ignored")
     }
 
+    @Test func aTrailingEXTINFKeepsTheLinesAfterItWhereTheyWere() throws {
+        // Found: with the trailing EXTINF dropped, the unknown lines after it were written where a second
+        // read took them for header lines.
+        let text = "#EXTM3U\n#EXT-X-TARGETDURATION:5\n#EXT-X-D\u{0}V\n#EXTINF:5,20\n#EXT-media/e.ts\n#EXDLIST\n"
+        RoundTripProperty.check(Array(text.utf8))
+        let media = try #require(try Playlist.parse(text).playlist.media)
+        #expect(media.segments.isEmpty)
+        #expect(media.pendingSegment.extraLines.map(\.text) == ["#EXTINF:5,20", "#EXT-media/e.ts", "#EXDLIST"])
+        // After a unknown line, with a byte range, and after a raw-kept segment tag.
+        for tail in [
+            "#EXT-A\n#EXTINF:5,\n#EXT-B\n", "#EXTINF:5,\n#EXT-X-BYTERANGE:10@0\n#EXT-B\n",
+            "#EXT-X-BYTERANGE:10@0\n#EXT-B\n#EXTINF:5,\n", "#EXTINF:5,\n#EXT-X-BITRATE:bad\n",
+            "#EXTINF:5,\na.ts\n#EXT-X-BITRATE:bad\n#EXTINF:5,\n#EXT-C\n",
+        ] {
+            RoundTripProperty.check(Array(("#EXTM3U\n#EXT-X-TARGETDURATION:5\n" + tail).utf8))
+        }
+    }
+
     @Test func aCarriageReturnInsideAnUnknownTag() throws {
         // Found: "#EXT\rX-TARGETDURATION:15" was kept as an unknown tag whose CR the writer dropped.
         let bytes = Array("#EXTM3U\n#EXT\rX-TARGETDURATION:15\n#EXTINF:1,\na.ts\n".utf8)

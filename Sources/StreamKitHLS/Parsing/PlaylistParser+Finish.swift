@@ -34,16 +34,20 @@ extension PlaylistParser {
             media.headerLines = earlyLines
             earlyLines = []
         }
-        // A live playlist read while its server was writing the next segment.
+        // A live playlist read while its server was writing the next segment: no segment yet, its lines kept
+        // as written where they were (so that a playlist written back reads the same).
         if segment.extinfLine != 0 {
             warn(
-                "EXTINF is not followed by a URI line; ignored, as a segment still being written",
+                "EXTINF is not followed by a URI line; kept as written, as a segment still being written",
                 line: segment.extinfLine)
         }
         if segment.byteRangeLine != 0 {
             warn(
-                "EXT-X-BYTERANGE is not followed by a URI line; ignored, as a segment still being written",
+                "EXT-X-BYTERANGE is not followed by a URI line; kept as written, as a segment still being written",
                 line: segment.byteRangeLine)
+        }
+        for (offset, written) in segment.writtenLines.enumerated() {
+            segment.annotations.extraLines.insert(written.line, at: written.index + offset)
         }
         let fallbackDuration = Double(media.targetDuration ?? 0)
         for index in segmentsWithoutDuration { media.segments[index].duration = fallbackDuration }

@@ -45,6 +45,9 @@ struct SegmentBuilder {
     var isDiscontinuity = false
     var isGap = false
     var annotations = SegmentAnnotations()
+    /// The EXTINF and EXT-X-BYTERANGE lines as written, with how many unknown lines came before each: kept in
+    /// place when the playlist ends before the segment's URI line.
+    var writtenLines: [(index: Int, line: PlaylistLine)] = []
 }
 
 /// A one-pass, linear-time playlist parser over UTF-8 bytes (RFC 8216bis §4).
@@ -352,6 +355,9 @@ struct PlaylistParser {
                 throw failure("\(tag.name) needs a value after a colon")
             }
             try read(tag, value)
+            if tag == .extinf || tag == .byteRange {
+                segment.writtenLines.append((segment.annotations.extraLines.count, PlaylistLine(text.string(range))))
+            }
         } catch {
             if error.isFatal { throw error }
             try recover(from: error, tag: tag, line: range)
