@@ -173,8 +173,20 @@ public final class MediaCache: Sendable {
         store.snapshot(forKey: configuration.keyFunction.key(for: url))?.metadata
     }
 
-    /// Whether the cache would fetch `url`: an http or https URL with a host.
-    public static func isFetchable(_ url: String) -> Bool { (try? checkURL(url)) != nil }
+    /// Whether the cache would fetch `url`: an http or https URL with a host, no backslash before its query.
+    public static func isFetchable(_ url: String) -> Bool { unfetchableReason(url) == nil }
+
+    /// Why the cache would not fetch `url`, or `nil` when it would.
+    public static func unfetchableReason(_ url: String) -> String? {
+        do {
+            try checkURL(url)
+            return nil
+        } catch let error as MediaCacheError {
+            return error.detail
+        } catch {
+            return "\(error)"
+        }
+    }
 
     /// `range` of `url`'s data file, for sending with `sendfile`, when every byte of it is on
     /// disk; `nil` otherwise. The entry is in use (never evicted) until the region is released,
@@ -331,6 +343,13 @@ public final class MediaCache: Sendable {
             scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
         else {
             throw MediaCacheError(.unsupportedURL, subject: url, detail: "only http and https URLs are cached")
+        }
+        // Browsers read a backslash before the query as a slash (the WHATWG URL standard), libcurl does
+        // not: `http://a\@b/` is host a to the page that wrote it and host b to us. Refused, not guessed.
+        if url.prefix(while: { $0 != "?" && $0 != "#" }).contains("\\") {
+            throw MediaCacheError(
+                .unsupportedURL, subject: url,
+                detail: "a backslash before the query is read as / by browsers and not by HTTP clients")
         }
     }
 

@@ -79,7 +79,8 @@ public final class MediaServer: Sendable {
         configuration: Configuration, additionalRoutes: HTTPRouter = HTTPRouter(), logger: Logger = .disabled
     ) throws -> MediaServer {
         let library = try MediaLibrary(root: configuration.libraryRoot)
-        var router = try routes(for: library, queue: configuration.queue)
+        var router = try routes(
+            for: library, queue: configuration.queue, allowedOrigins: configuration.http.allowedOrigins)
         if let cache = configuration.cache {
             router.append(
                 contentsOf: ProxyRoutes.routes(
@@ -96,16 +97,21 @@ public final class MediaServer: Sendable {
     }
 
     /// The library's routes (and the queue's, when there is one), for composing into another router.
+    /// `/api/` answers pages of `allowedOrigins` and of the server's own origin only (``CrossSiteCheck``).
     public static func routes(
-        for library: MediaLibrary, queue: (@Sendable () throws -> [QueueTaskSummary])? = nil
+        for library: MediaLibrary, queue: (@Sendable () throws -> [QueueTaskSummary])? = nil,
+        allowedOrigins: [String] = []
     ) throws -> HTTPRouter {
         let files = try HTTPStaticFileResponder(root: library.root)
+        let sites = CrossSiteCheck(allowedOrigins: allowedOrigins)
         var router = HTTPRouter()
         router.get("/") { _ in
             .html(LibraryPage.html(items: try library.items(), tasks: try queue?()))
         }
         // The queue as JSON: `{"tasks": [...]}`, every field of ``QueueTaskSummary``; empty without a queue.
-        router.get("/api/tasks") { _ in
+        router.get("/api/tasks") { request in
+            // The queue names what the user downloads: not for other sites' pages.
+            try sites.check(request, serving: "/api/")
             struct Body: Encodable { let tasks: [QueueTaskSummary] }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

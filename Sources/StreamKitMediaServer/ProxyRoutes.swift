@@ -13,8 +13,8 @@ import StreamKitMediaCache
 /// The proxy must not become a door into the user's network for web pages. The server's Host
 /// check already refuses requests that name another host (DNS rebinding); these routes add no
 /// CORS headers of their own (the server adds them only for configured origins), refuse requests
-/// that carry an `Origin` or `Sec-Fetch-Site: cross-site`/`same-site` from anywhere not allowed,
-/// and fetch only http and https URLs.
+/// whose `Origin`, `Sec-Fetch-Site` or `Referer` shows another site (``CrossSiteCheck``), and fetch
+/// only http and https URLs.
 public enum ProxyRoutes {
     /// The path of the file route.
     public static let filePath = "/proxy/file"
@@ -273,11 +273,11 @@ public enum ProxyRoutes {
 
 /// Who may use the proxy, and what it may fetch.
 struct ProxyRequestPolicy: Sendable {
-    let allowedOrigins: Set<String>
+    let sites: CrossSiteCheck
     let loopbackClientsOnly: Bool
 
     init(allowedOrigins: [String], loopbackClientsOnly: Bool = false) {
-        self.allowedOrigins = Set(allowedOrigins.map { $0.lowercased() })
+        sites = CrossSiteCheck(allowedOrigins: allowedOrigins)
         self.loopbackClientsOnly = loopbackClientsOnly
     }
 
@@ -300,21 +300,12 @@ struct ProxyRequestPolicy: Sendable {
             // playlist points at the proxy. Followed, it would fetch through itself forever.
             throw HTTPResponseError(.forbidden, message: "the proxy does not fetch through itself")
         }
-        let origin = request.headers["Origin"]?.lowercased()
-        let allowed = origin.map { allowedOrigins.contains($0) } ?? false
-        if origin != nil && !allowed {
-            throw HTTPResponseError(.forbidden, message: "the proxy does not serve pages of other origins")
-        }
-        if let site = request.headers["Sec-Fetch-Site"]?.lowercased(), site == "cross-site" || site == "same-site",
-            !allowed
-        {
-            throw HTTPResponseError(.forbidden, message: "the proxy does not serve pages of other sites")
-        }
+        try sites.check(request, serving: "the proxy")
         guard let url = request.queryValue("url"), !url.isEmpty else {
             throw HTTPResponseError(.badRequest, message: "url= names the http or https URL to fetch")
         }
-        guard MediaCache.isFetchable(url) else {
-            throw HTTPResponseError(.badRequest, message: "only http and https URLs are fetched, not '\(url)'")
+        if let reason = MediaCache.unfetchableReason(url) {
+            throw HTTPResponseError(.badRequest, message: "\(reason), not '\(url)'")
         }
         return url
     }

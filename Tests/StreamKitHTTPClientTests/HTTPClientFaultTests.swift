@@ -62,6 +62,35 @@ import Testing
         }
     }
 
+    /// A redirect to another host carries no Referer: it would hand the first URL, signed query and
+    /// all, to the second host.
+    @Test(arguments: Transport.allCases) func aRedirectSendsNoReferer(transport: Transport) async throws {
+        let target = try ScriptedTCPResponder(steps: [
+            .readRequestHead,
+            .send(ScriptedTCPResponder.httpResponse(status: 200, headers: [("Content-Length", "2")], body: [1, 2])),
+            .close,
+        ])
+        let redirect = try ScriptedTCPResponder(steps: [
+            .readRequestHead,
+            .send(
+                ScriptedTCPResponder.httpResponse(
+                    status: 302, headers: [("Location", target.url("b").absoluteString), ("Content-Length", "0")],
+                    body: [])),
+            .close,
+        ])
+        let client = try client()
+        let response = try await client.execute(
+            request(redirect.url("a?signature=secret"), transport))
+        #expect(response.status == .ok)
+        for try await _ in response.body {}
+        let head = try #require(target.requests.first)
+        #expect(head.hasPrefix("GET /b "), "\(head)")
+        #expect(!head.lowercased().contains("referer"), "\(head)")
+        await client.shutdown()
+        await redirect.stop()
+        await target.stop()
+    }
+
     @Test(arguments: Transport.allCases) func resetMidBodyIsAConnectionResetAtTheOffsetReached(
         transport: Transport
     ) async throws {

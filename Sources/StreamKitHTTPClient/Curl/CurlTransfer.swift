@@ -193,7 +193,8 @@ final class CurlTransfer: ResponseDelivery, @unchecked Sendable {
         let redirects = max(0, request.redirectLimit ?? configuration.redirectLimit)
         try set(CURLOPT_FOLLOWLOCATION, redirects > 0 ? 1 : 0)
         try set(CURLOPT_MAXREDIRS, redirects)
-        try set(CURLOPT_AUTOREFERER, 1)
+        // No Referer on redirects: it would carry the previous URL, signed query and all, to the next host.
+        try set(CURLOPT_AUTOREFERER, 0)
 
         // Timeouts; the idle timeout is the loop's own (it pauses with the body).
         try set(CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, timeouts.connect.wholeMilliseconds)))
