@@ -68,10 +68,19 @@ public struct JSONWriter {
         finishValue()
     }
 
-    /// The name of the next member of the current object; its value follows.
+    /// The name of the next member of the current object, a literal written as it is (it must need no
+    /// escaping: no `"`, `\` or control character); its value follows.
     @inlinable public mutating func key(_ name: StaticString) {
         separate()
-        name.withUTF8Buffer { appendQuoted($0) }
+        buffer.append(UInt8(ascii: "\""))
+        if name.hasPointerRepresentation {
+            let bytes = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+            assert(bytes.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") })
+            buffer.append(contentsOf: bytes)
+        } else {
+            name.withUTF8Buffer { buffer.append(contentsOf: $0) }
+        }
+        buffer.append(UInt8(ascii: "\""))
         buffer.append(UInt8(ascii: ":"))
         needsComma = false
     }

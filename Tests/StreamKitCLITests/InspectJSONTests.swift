@@ -79,7 +79,7 @@ import Testing
         #expect(segments.map { $0["mediaSequence"] as? Int } == [100, 101, 102, 103, 104])
         #expect(segments.map { $0["discontinuitySequence"] as? Int } == [3, 3, 3, 3, 4])
         #expect(segments.map { $0["startTime"] as? Double } == [0, 4, 9.5, 15.5, 21.5])
-        #expect(segments.map { $0["duration"] as? Double } == [4, 5.5, 6, 6, 2.25])
+        #expect(written.map { $0["duration"] as? Double } == [4, 5.5, 6, 6, 2.25])
         // The first key's IV is the media sequence number; the second's is written.
         func key(_ index: Int) -> [String: String]? { (segments[index]["keys"] as? [[String: String]])?.first }
         #expect(

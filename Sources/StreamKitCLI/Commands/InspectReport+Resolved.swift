@@ -11,31 +11,42 @@ extension InspectReport {
         writer.key("segments")
         writer.beginArray()
         var repeated = RepeatedValues()
-        for segment in segments { writeResolved(segment, to: &writer, repeated: &repeated) }
+        for index in segments.indices { writeResolved(segments[index], to: &writer, repeated: &repeated) }
         writer.endArray()
         writer.endObject()
     }
 
-    /// The keys and map of the segment before, and their JSON: they usually stay the same for many
-    /// segments, and are then copied rather than written again.
+    /// The URI, keys and map of the segment before, and their JSON: they often stay the same for
+    /// many segments, and are then copied rather than written again.
     struct RepeatedValues {
+        var uri = ""
+        var uriJSON: [UInt8] = []
         var keys: [ResolvedKey] = []
         var keysJSON: [UInt8] = Array("[]".utf8)
         var map: ResolvedMap?
         var mapJSON: [UInt8] = []
     }
 
-    /// One segment: `uri`, `mediaSequence`, `discontinuitySequence`, `startTime`, `duration`, `keys`
-    /// (empty when clear), and when they apply `byteRange`, `programDateTime`, `map`, `bitrate`.
+    /// One segment: `uri`, `mediaSequence`, `discontinuitySequence`, `startTime`, `keys` (empty when
+    /// clear), and when they apply `byteRange`, `programDateTime`, `map`, `bitrate` (the duration is
+    /// the written one).
     static func writeResolved(
         _ segment: ResolvedSegment, to writer: inout JSONWriter, repeated: inout RepeatedValues
     ) {
         writer.beginObject()
-        writer.field("uri", segment.uri)
+        writer.key("uri")
+        if segment.uri != repeated.uri {
+            repeated.uri = segment.uri
+            repeated.uriJSON = []
+            writer.string(segment.uri)
+        } else {
+            // Sub-ranges of one resource: the same URI segment after segment.
+            if repeated.uriJSON.isEmpty { repeated.uriJSON = JSONWriter.bytes { $0.string(segment.uri) } }
+            writer.json(repeated.uriJSON)
+        }
         writer.field("mediaSequence", segment.mediaSequence)
         writer.field("discontinuitySequence", segment.discontinuitySequence)
         writer.field("startTime", segment.startTime)
-        writer.field("duration", segment.duration)
         if let range = segment.byteRange {
             writer.key("byteRange")
             writeResolved(range, to: &writer)

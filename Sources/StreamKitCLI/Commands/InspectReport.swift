@@ -96,7 +96,7 @@ enum InspectReport {
         try writer.encode(playlist.headerLines)
         writer.key("segments")
         writer.beginArray()
-        for segment in playlist.segments { try writeWritten(segment, to: &writer) }
+        for index in playlist.segments.indices { try writeWritten(playlist.segments[index], to: &writer) }
         writer.endArray()
         writer.key("pendingSegment")
         try writer.encode(playlist.pendingSegment)
