@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Benchmark: parse a 100,000-segment HLS media playlist (keys, byte ranges, date-times) with StreamKit's HLS
-# module and with the Python m3u8 package (PyPI), side by side on the same file in the same run.
+# module and with the Python m3u8 package (PyPI), side by side on the same file in the same run; and
+# `streamkit inspect --json FILE > /dev/null` (parse, resolve, write the JSON) as a whole process beside the
+# m3u8 process that only loads the file.
 #
 #   bench/hls-parse.sh            # SEGMENTS=100000 RUNS=10 by default
 #
 # Targets (issue 3): at least 30x faster than m3u8, at least 150 MB/s, peak RSS at most 4x the file size.
+# Target (issue 20): the whole `inspect --json` process at least 10x faster than the m3u8 process (CPU time).
 # Prints one table; the raw JSON lines are kept in bench/work/hls-parse/results.jsonl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +28,8 @@ printf '#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXT-X-ENDLIST\n' >"$work/empty.m3u8"
 echo "== building bench-hls-parse (release)"
 swift build -c release --product bench-hls-parse -Xswiftc -warnings-as-errors >&2
 ours=.build/release/bench-hls-parse
+. bench/build-streamkit.sh
+streamkit="$bin/streamkit"
 
 if [ ! -x bench/work/venv/bin/python ] || ! bench/work/venv/bin/python -c 'import m3u8' 2>/dev/null; then
     echo "== installing m3u8 into bench/work/venv"
@@ -48,6 +53,13 @@ for playlist in keys-every-10 keys-every-1000; do
     done
     bench/measure.py --label m3u8 -- "$python" bench/m3u8-parse.py "$file" | grep '^{' |
         sed "s/^{/{\"playlist\":\"$playlist\",\"mode\":\"process\",/" | tee -a "$results"
+    # The whole inspect --json process, its output thrown away (exec: the shell adds no CPU of its own).
+    echo "== $playlist: streamkit inspect --json writes $("$streamkit" inspect --json "$file" | wc -c) bytes"
+    for _ in 1 2 3; do
+        bench/measure.py --label streamkit-inspect-json -- sh -c 'exec "$0" inspect --json "$1" >/dev/null' \
+            "$streamkit" "$file" | grep '^{' |
+            sed "s/^{/{\"playlist\":\"$playlist\",\"mode\":\"inspect-json\",/" | tee -a "$results"
+    done
 done
 bench/measure.py --label streamkit -- "$ours" "$work/empty.m3u8" | grep '^{' |
     sed 's/^{/{"playlist":"empty","mode":"process",/' | tee -a "$results"
@@ -76,4 +88,16 @@ for playlist in ["keys-every-10", "keys-every-1000"]:
           f"{best_wall:.2f} s / {best_cpu:.2f} s | {theirs_process['wall_s']:.2f} s / {theirs_process['cpu_s']:.2f} s | "
           f"{theirs_process['cpu_s'] / max(best_cpu, 0.01):.0f}x | {peak} MB | {peak * 2**20 / size:.2f}x |")
 print(f"\nProcess baseline (an empty playlist): {baseline} MB peak RSS.")
+print()
+print("| playlist | `streamkit inspect --json` process wall / CPU (best of 3) | peak RSS | m3u8 process wall / CPU | ratio (wall) | ratio (CPU) |")
+print("| --- | --- | --- | --- | --- | --- |")
+for playlist in ["keys-every-10", "keys-every-1000"]:
+    inspect = pick(playlist, "inspect-json", "streamkit")
+    theirs_process = pick(playlist, "process", "m3u8")[0]
+    best_wall = min(r["wall_s"] for r in inspect)
+    best_cpu = min(r["cpu_s"] for r in inspect)
+    peak = max(r["max_rss_mb"] for r in inspect)
+    print(f"| {playlist} | {best_wall:.3f} s / {best_cpu:.3f} s | {peak} MB | "
+          f"{theirs_process['wall_s']:.2f} s / {theirs_process['cpu_s']:.2f} s | "
+          f"{theirs_process['wall_s'] / best_wall:.1f}x | {theirs_process['cpu_s'] / max(best_cpu, 0.001):.1f}x |")
 PY

@@ -45,74 +45,14 @@ public struct InspectCommand: ParsableCommand {
             throw ExitCode.failure
         }
         if format.json {
-            context.write(try InspectReport(file: source, parsed: parsed, baseURL: loaded.url).jsonLine())
+            try InspectReport.write(
+                file: source, parsed: parsed, baseURL: loaded.url.absoluteString, to: context.output)
         } else {
             for warning in parsed.warnings {
                 context.writeError("warning: \(source): line \(warning.line): \(warning.reason)\n")
             }
             context.write(InspectSummary.text(file: source, parsed: parsed, baseURL: loaded.url.absoluteString))
         }
-    }
-}
-
-/// The `--json` output: the parsed model, the warnings, and the facts of the summary.
-struct InspectReport: Encodable {
-    struct Facts: Encodable {
-        var segmentCount: Int?
-        var totalDuration: Double?
-        var encryptedSegments: Int?
-        var encryptionMethods: [String]?
-        var maps: [String]?
-        var byteRangeSegments: Int?
-        var variantCount: Int?
-        var renditionCount: Int?
-        var iFrameVariantCount: Int?
-    }
-
-    var file: String
-    var kind: String
-    var warnings: [PlaylistDiagnostic]
-    var summary: Facts
-    var playlist: PlaylistJSON
-
-    enum PlaylistJSON: Encodable {
-        case media(MediaPlaylist)
-        case multivariant(MultivariantPlaylist)
-
-        func encode(to encoder: any Encoder) throws {
-            switch self {
-            case .media(let playlist): try playlist.encode(to: encoder)
-            case .multivariant(let playlist): try playlist.encode(to: encoder)
-            }
-        }
-    }
-
-    init(file: String, parsed: ParsedPlaylist, baseURL: URL) {
-        self.file = file
-        warnings = parsed.warnings
-        switch parsed.playlist {
-        case .media(let media):
-            kind = "media"
-            playlist = .media(media)
-            let facts = MediaFacts(media, baseURL: baseURL.absoluteString)
-            summary = Facts(
-                segmentCount: media.segments.count, totalDuration: media.totalDuration,
-                encryptedSegments: facts.encryptedSegments, encryptionMethods: facts.methods, maps: facts.mapURIs,
-                byteRangeSegments: facts.byteRangeSegments)
-        case .multivariant(let multivariant):
-            kind = "multivariant"
-            playlist = .multivariant(multivariant)
-            summary = Facts(
-                variantCount: multivariant.variants.count, renditionCount: multivariant.renditions.count,
-                iFrameVariantCount: multivariant.iFrameVariants.count)
-        }
-    }
-
-    /// One line of JSON and a newline.
-    func jsonLine() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(self), as: UTF8.self) + "\n"
     }
 }
 
@@ -133,22 +73,47 @@ struct MediaFacts {
     var lastDate: HLSDateTime?
 
     init(_ playlist: MediaPlaylist, baseURL: String) {
+        self.init(playlist, resolved: playlist.resolvedSegments(baseURL: baseURL))
+    }
+
+    /// - Parameter resolved: `playlist.resolvedSegments(baseURL:)`.
+    init(_ playlist: MediaPlaylist, resolved: [ResolvedSegment]) {
         var seenMethods: Set<String> = []
         var seenKeys: Set<String> = []
         var seenMaps: Set<String> = []
         var seenResources: Set<String> = []
-        for segment in playlist.resolvedSegments(baseURL: baseURL) {
-            let keys = segment.keys.filter { $0.method != .noEncryption }
-            if !keys.isEmpty { encryptedSegments += 1 }
-            for key in keys {
-                if seenMethods.insert(key.method.rawValue).inserted { methods.append(key.method.rawValue) }
-                if let uri = key.uri, seenKeys.insert(uri).inserted { keyURIs.append(uri) }
+        // Keys, map and resource mostly stay the same from one segment to the next: only a change is
+        // looked up in the sets.
+        var previousKeys: [ResolvedKey] = []
+        var previousMap: String?
+        var previousResource: String?
+        for segment in resolved {
+            var encrypted = false
+            for key in segment.keys where key.method != .noEncryption {
+                encrypted = true
                 if key.isIVExplicit { explicitIVs += 1 } else { derivedIVs += 1 }
             }
-            if let map = segment.map, seenMaps.insert(map.uri).inserted { mapURIs.append(map.uri) }
+            if encrypted { encryptedSegments += 1 }
+            let sameKeys =
+                segment.keys.count == previousKeys.count
+                && zip(segment.keys, previousKeys).allSatisfy { $0.method == $1.method && $0.uri == $1.uri }
+            if !sameKeys {
+                for key in segment.keys where key.method != .noEncryption {
+                    if seenMethods.insert(key.method.rawValue).inserted { methods.append(key.method.rawValue) }
+                    if let uri = key.uri, seenKeys.insert(uri).inserted { keyURIs.append(uri) }
+                }
+                previousKeys = segment.keys
+            }
+            if let map = segment.map, map.uri != previousMap {
+                previousMap = map.uri
+                if seenMaps.insert(map.uri).inserted { mapURIs.append(map.uri) }
+            }
             if segment.byteRange != nil {
                 byteRangeSegments += 1
-                if seenResources.insert(segment.uri).inserted { byteRangeResources.append(segment.uri) }
+                if segment.uri != previousResource {
+                    previousResource = segment.uri
+                    if seenResources.insert(segment.uri).inserted { byteRangeResources.append(segment.uri) }
+                }
             }
             if segment.isDiscontinuity { discontinuities += 1 }
             if segment.isGap { gaps += 1 }

@@ -33,10 +33,18 @@ public final class OutputSink: Sendable {
     /// Writes `text` as it is (no newline is added).
     public func write(_ text: String) {
         switch target {
+        case .memory: captured.withLock { $0 += text }
+        case .fileDescriptor: write(bytes: Array(text.utf8))
+        }
+    }
+
+    /// Writes UTF-8 bytes as they are (a memory sink needs whole characters in each call).
+    public func write(bytes: [UInt8]) {
+        switch target {
         case .memory:
-            captured.withLock { $0 += text }
+            captured.withLock { $0 += String(decoding: bytes, as: UTF8.self) }
         case .fileDescriptor(let descriptor):
-            var bytes = Array(text.utf8)[...]
+            var bytes = bytes[...]
             while !bytes.isEmpty {
                 let written = bytes.withUnsafeBytes { systemWrite(descriptor, $0.baseAddress, $0.count) }
                 if written < 0 {
