@@ -76,6 +76,9 @@ enum RoundTripProperty {
             "#EXT-A\n#EXTINF:5,\n#EXT-B\n", "#EXTINF:5,\n#EXT-X-BYTERANGE:10@0\n#EXT-B\n",
             "#EXT-X-BYTERANGE:10@0\n#EXT-B\n#EXTINF:5,\n", "#EXTINF:5,\n#EXT-X-BITRATE:bad\n",
             "#EXTINF:5,\na.ts\n#EXT-X-BITRATE:bad\n#EXTINF:5,\n#EXT-C\n",
+            // Found: an ignored EXTINF (IPTV attributes) put the unknown lines after it in a segment never written.
+            "#EXT-A\n#EXTINF:-1 tvg-id=\"x\",Channel\n#EXT-B\n", "#EXT-X-PART:URI=\"p\"\n#EXT-B\n",
+            "#EXTINF:x,\n#EXT-B\na.ts\n",
         ] {
             RoundTripProperty.check(Array(("#EXTM3U\n#EXT-X-TARGETDURATION:5\n" + tail).utf8))
         }

@@ -350,6 +350,7 @@ struct PlaylistParser {
         if tag.takesNoValue && colon < range.upperBound {
             warn("\(tag.name) takes no value; '\(text.string(value))' ignored")
         }
+        let sawSegmentTagBefore = sawSegmentTag
         do throws(ParseFailure) {
             if !tag.takesNoValue && colon == range.upperBound {
                 throw failure("\(tag.name) needs a value after a colon")
@@ -360,6 +361,8 @@ struct PlaylistParser {
             }
         } catch {
             if error.isFatal { throw error }
+            // An ignored tag is not written back: it must not decide where the lines after it belong.
+            if tag.recovery == .ignore { sawSegmentTag = sawSegmentTagBefore }
             try recover(from: error, tag: tag, line: range)
         }
     }
