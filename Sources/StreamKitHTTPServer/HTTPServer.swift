@@ -21,7 +21,8 @@ import Darwin
 /// ```
 ///
 /// Starting the server ignores `SIGPIPE` for the process: `sendfile` to a socket the client
-/// closed would otherwise kill it (Linux has no per-call flag for `sendfile`). The server's
+/// closed would otherwise kill it (Linux has no per-call flag for `sendfile`). It also raises the
+/// process's soft descriptor limit toward the hard one, so that the connection limit can be reached. The server's
 /// threads run until ``shutdown(gracePeriod:)``; dropping the last reference does not stop them.
 public final class HTTPServer: Sendable {
     /// The address the server listens on, as text (`127.0.0.1`, `::1`).
@@ -87,7 +88,19 @@ public final class HTTPServer: Sendable {
             router: router,
             hostPolicy: HTTPHostPolicy(listening: address, port: port, hostNames: configuration.hostNames),
             allowedOrigins: configuration.allowedOrigins, accessToken: token, logger: logger)
-        let context = ServerContext(configuration: configuration, dispatcher: dispatcher, logger: logger)
+        var maximumConnections = max(1, configuration.maximumConnections)
+        if let descriptors = ServerDescriptorLimit.raise() {
+            let capacity = ServerDescriptorLimit.connectionCapacity(descriptors: descriptors)
+            if capacity < maximumConnections {
+                logger.warning(
+                    "the descriptor limit (\(descriptors)) allows \(capacity) connections, not \(maximumConnections); idle ones are closed beyond it"
+                )
+                maximumConnections = capacity
+            }
+        }
+        let context = ServerContext(
+            configuration: configuration, maximumConnections: maximumConnections, dispatcher: dispatcher, logger: logger
+        )
         let count = max(1, configuration.eventLoopCount)
         let lifecycle = ServerLifecycle(running: count)
         var loops: [ServerEventLoop] = []

@@ -13,8 +13,15 @@ public struct HTTPServerConfiguration: Sendable {
     public var port: UInt16
     /// Event-loop threads; each owns its connections. At least 1.
     public var eventLoopCount: Int
-    /// Connections open at once; more are answered 503 and closed.
+    /// Connections open at once. A new connection beyond it closes the connection idle the
+    /// longest (between requests, nothing being sent); with none idle it is answered 503.
     public var maximumConnections: Int
+    /// Connections open at once from one client address (an IPv6 client by its /64). A new one
+    /// beyond it closes that client's connection idle the longest, or is answered 503 when all of
+    /// that client's are busy. Every local client shares 127.0.0.1, so this caps them together:
+    /// it is set far above what players open (a few connections each) and below
+    /// ``maximumConnections``, so that one address cannot hold every slot with busy connections.
+    public var maximumConnectionsPerClient: Int
     /// Request size limits (414, 431, 413 beyond them).
     public var limits: HTTPRequestParser.Limits
     /// A connection with no request in progress is closed after this.
@@ -42,7 +49,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// A configuration; every parameter is described by the property of the same name.
     public init(
         host: String = "127.0.0.1", port: UInt16 = 0, eventLoopCount: Int = HTTPServerConfiguration.defaultLoopCount,
-        maximumConnections: Int = 1024, limits: HTTPRequestParser.Limits = .init(),
+        maximumConnections: Int = 1024, maximumConnectionsPerClient: Int = 512,
+        limits: HTTPRequestParser.Limits = .init(),
         idleTimeout: Duration = .seconds(60), requestTimeout: Duration = .seconds(10),
         sendTimeout: Duration = .seconds(60), hostNames: [String] = [], allowedOrigins: [String] = [],
         accessToken: String? = nil, streamHighWaterMark: Int = 256 * 1024, serverName: String? = "StreamKit"
@@ -51,6 +59,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.port = port
         self.eventLoopCount = eventLoopCount
         self.maximumConnections = maximumConnections
+        self.maximumConnectionsPerClient = maximumConnectionsPerClient
         self.limits = limits
         self.idleTimeout = idleTimeout
         self.requestTimeout = requestTimeout

@@ -86,6 +86,12 @@ struct HTTPServerConnectionStateMachine: Sendable {
     /// Whether the connection is closed.
     var isClosed: Bool { state == .closed }
 
+    /// Whether the connection is between requests with nothing of the next one received.
+    var isIdle: Bool {
+        if case .idle = state { return true }
+        return false
+    }
+
     /// Whether a response is being produced or written.
     var isResponding: Bool {
         if case .responding = state { return true }

@@ -508,18 +508,24 @@ struct TestServer {
         await test.stop()
     }
 
-    @Test func connectionsBeyondTheLimitGet503() async throws {
+    @Test func connectionsBeyondTheLimitGet503WhenNoneIsIdle() async throws {
         let test = try TestServer.start { $0.maximumConnections = 3 }
         let port = test.port
-        let held = try (0..<3).map { _ in try RawHTTPConnection(port: port) }
-        #expect(await waitForConnections(test.server, count: 3))
+        // Each waits for its handler: busy, so none may be closed for a new connection.
+        let held = try (0..<3).map { _ in
+            let connection = try RawHTTPConnection(port: port)
+            try connection.send("GET /slow/1000 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+            return connection
+        }
+        #expect(await eventually { test.probe.slowStarted.load(ordering: .relaxed) == 3 })
         let refused = try await runBlocking { () -> RawHTTPResponse in
             let connection = try RawHTTPConnection(port: port)
             try? connection.send("GET /hello HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
             return try connection.readResponse()
         }
         #expect(refused.status == 503)
-        _ = held
+        let answered = try await runBlocking { try held.map { try $0.readResponse().status } }
+        #expect(answered == [200, 200, 200])
         await test.stop()
     }
 

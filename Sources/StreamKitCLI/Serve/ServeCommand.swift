@@ -75,7 +75,6 @@ struct ServeCommand: ParsableCommand {
             try FileManager.default.createDirectory(atPath: libraryRoot, withIntermediateDirectories: true)
         }
         let queueHome = URL(fileURLWithPath: homePath, isDirectory: true)
-        Self.raiseDescriptorLimit()
         var http = HTTPServerConfiguration(host: host, port: UInt16(port))
         http.allowedOrigins = allowedOrigins
         http.hostNames = hostNames
@@ -141,21 +140,5 @@ struct ServeCommand: ParsableCommand {
         let forced = await stopRequests.value > 1
         context.write("Stopped.\n")
         if forced { throw ExitCode.interrupted }
-    }
-
-    /// Lets the server hold as many connections as its limit allows: the soft descriptor limit is
-    /// often 1024, below what the server accepts; the hard limit is the ceiling (at most 65536).
-    private static func raiseDescriptorLimit() {
-        #if canImport(Glibc)
-        let resource = Int32(RLIMIT_NOFILE.rawValue)
-        #else
-        let resource = RLIMIT_NOFILE
-        #endif
-        var limit = rlimit()
-        guard getrlimit(resource, &limit) == 0 else { return }
-        let wanted = min(limit.rlim_max, 65_536)
-        guard limit.rlim_cur < wanted else { return }
-        limit.rlim_cur = wanted
-        _ = setrlimit(resource, &limit)
     }
 }

@@ -47,6 +47,8 @@ final class HTTPServerConnection {
     private var flushing = false
     private var readDeferred = false
     private(set) var isClosed = false
+    /// Whether the server's connection table last heard that this connection is idle.
+    private var reportedIdle = true
 
     private static let continueBytes = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
     private static let lastChunk = Array("0\r\n\r\n".utf8)
@@ -62,9 +64,13 @@ final class HTTPServerConnection {
 
     // MARK: Events from the loop
 
+    /// Whether the connection is between requests: nothing of one received, nothing being sent.
+    var isIdle: Bool { !isClosed && machine.isIdle && outputStart == output.count }
+
     /// The socket may have bytes (or an end of input) to read.
     func readable(hangUp: Bool) {
         guard !isClosed else { return }
+        defer { reportIdleChange() }
         let buffer = loop.readBuffer
         while machine.wantsInput {
             let count = read(socket, buffer.baseAddress, buffer.count)
@@ -416,6 +422,17 @@ final class HTTPServerConnection {
             readDeferred = false
             readable(hangUp: true)
         }
+        reportIdleChange()
+    }
+
+    /// Tells the connection table when the connection goes from idle to busy or back, which
+    /// decides whether it may be closed to admit another.
+    private func reportIdleChange() {
+        guard !isClosed else { return }
+        let idle = isIdle
+        guard idle != reportedIdle else { return }
+        reportedIdle = idle
+        loop.connectionIdleChanged(id, idle: idle)
     }
 
     private func resumeWriterIfRoom() {

@@ -15,14 +15,23 @@ final class ServerContext: Sendable {
     let dispatcher: HTTPRequestDispatcher
     let logger: Logger
     let timeouts: HTTPServerConnectionStateMachine.Timeouts
-    /// Connections open across every loop, for the limit.
+    /// Sockets open across every loop.
     let openConnections = Atomic<Int>(0)
+    /// Who holds the connections, and which idle ones a new connection displaces at a limit.
+    let connectionTable: Mutex<HTTPConnectionTable>
     private let nextConnectionID = Atomic<UInt64>(1)
 
-    init(configuration: HTTPServerConfiguration, dispatcher: HTTPRequestDispatcher, logger: Logger) {
+    init(
+        configuration: HTTPServerConfiguration, maximumConnections: Int, dispatcher: HTTPRequestDispatcher,
+        logger: Logger
+    ) {
         self.configuration = configuration
         self.dispatcher = dispatcher
         self.logger = logger
+        self.connectionTable = Mutex(
+            HTTPConnectionTable(
+                maximumConnections: maximumConnections,
+                maximumConnectionsPerClient: configuration.maximumConnectionsPerClient))
         self.timeouts = .init(
             idle: configuration.idleTimeout, request: configuration.requestTimeout, send: configuration.sendTimeout,
             linger: .seconds(2))
@@ -42,7 +51,9 @@ final class ServerEventLoop: @unchecked Sendable {
     // thread starts (`peers`, `listener`).
 
     enum Message: Sendable {
-        case adopt(Int32, remoteAddress: String)
+        case adopt(Int32, remoteAddress: String, id: UInt64)
+        /// Close the connection if it is still idle (the table chose it to admit a new one).
+        case evict(connection: UInt64)
         case response(connection: UInt64, serial: UInt64, HTTPServerResponse)
         case streamChunk(connection: UInt64, serial: UInt64, HTTPBodyPart, CheckedContinuation<Void, any Error>)
         case streamEnd(connection: UInt64, serial: UInt64, failed: Bool)
@@ -196,8 +207,10 @@ final class ServerEventLoop: @unchecked Sendable {
         for message in messages {
             now = clock.now
             switch message {
-            case .adopt(let socket, let remoteAddress):
-                adopt(socket, remoteAddress: remoteAddress)
+            case .adopt(let socket, let remoteAddress, let id):
+                adopt(socket, remoteAddress: remoteAddress, id: id)
+            case .evict(let id):
+                evict(id)
             case .response(let id, let serial, let response):
                 connections[id]?.responseReady(serial: serial, response)
             case .streamChunk(let id, let serial, let part, let continuation):
@@ -218,13 +231,12 @@ final class ServerEventLoop: @unchecked Sendable {
     /// forgets it in the counts), fails a waiting writer.
     private func discard(_ message: Message) {
         switch message {
-        case .adopt(let socket, _):
+        case .adopt(let socket, _, let id):
             close(socket)
-            connectionCount.subtract(1, ordering: .relaxed)
-            context.openConnections.subtract(1, ordering: .relaxed)
+            forget(id)
         case .streamChunk(_, _, _, let continuation):
             continuation.resume(throwing: HTTPServerError.connectionClosed)
-        case .response, .streamEnd, .shutdown:
+        case .response, .streamEnd, .shutdown, .evict:
             break
         }
     }
@@ -246,11 +258,12 @@ final class ServerEventLoop: @unchecked Sendable {
 
     // MARK: Connections
 
-    /// Accepts what is pending (a bounded batch, so one loop's clients cannot starve the rest)
-    /// and gives each connection to the loop with the fewest.
+    /// Accepts what is pending (a bounded batch, so one loop's clients cannot starve the rest),
+    /// closes the idle connections the table gives up for each, and gives each connection to the
+    /// loop with the fewest.
     private func acceptConnections() {
         for _ in 0..<64 {
-            guard let (socket, remoteAddress) = ServerSocket.accept(listener) else {
+            guard let accepted = ServerSocket.accept(listener) else {
                 if errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM {
                     // The pending connection stays readable: without a pause the loop would spin.
                     // Stop watching the listener for a moment; connections closing free descriptors.
@@ -262,21 +275,48 @@ final class ServerEventLoop: @unchecked Sendable {
                 }
                 return
             }
-            let open = context.openConnections.add(1, ordering: .relaxed).newValue
-            if open > context.configuration.maximumConnections {
-                context.openConnections.subtract(1, ordering: .relaxed)
-                Self.refuseOverLimit(socket)
-                continue
-            }
             let target =
                 peers.min { $0.connectionCount.load(ordering: .relaxed) < $1.connectionCount.load(ordering: .relaxed) }
                 ?? self
+            let id = context.makeConnectionID()
+            let now = now
+            let admission = context.connectionTable.withLock {
+                $0.admit(id, client: accepted.client, loop: target.index, now: now)
+            }
+            guard case .admit(let evictions) = admission else {
+                context.logger.debug("refusing a connection from \(accepted.remoteAddress): every slot is busy")
+                Self.refuseOverLimit(accepted.socket)
+                continue
+            }
+            for eviction in evictions {
+                let owner = peers.first { $0.index == eviction.loop } ?? self
+                if owner === self {
+                    evict(eviction.connection)
+                } else {
+                    owner.post(.evict(connection: eviction.connection))
+                }
+            }
+            context.openConnections.add(1, ordering: .relaxed)
             target.connectionCount.add(1, ordering: .relaxed)
             if target === self {
-                adopt(socket, remoteAddress: remoteAddress)
+                adopt(accepted.socket, remoteAddress: accepted.remoteAddress, id: id)
             } else {
-                target.post(.adopt(socket, remoteAddress: remoteAddress))
+                target.post(.adopt(accepted.socket, remoteAddress: accepted.remoteAddress, id: id))
             }
+        }
+    }
+
+    /// Closes connection `id` if it is idle; a connection that became busy since it was chosen stays.
+    private func evict(_ id: UInt64) {
+        guard let connection = connections[id] else { return }
+        // A request may have arrived unread: read it first, so that it is answered, not cut.
+        connection.readable(hangUp: false)
+        if connection.isClosed { return }
+        if connection.isIdle {
+            context.logger.debug("closing the idle connection from \(connection.remoteAddress) for a new one")
+            connection.close()
+        } else {
+            context.connectionTable.withLock { $0.evictionDeclined(id) }
         }
     }
 
@@ -289,26 +329,23 @@ final class ServerEventLoop: @unchecked Sendable {
         close(socket)
     }
 
-    private func adopt(_ socket: Int32, remoteAddress: String) {
+    private func adopt(_ socket: Int32, remoteAddress: String, id: UInt64) {
         guard shutdownDeadline == nil else {
             close(socket)
-            connectionCount.subtract(1, ordering: .relaxed)
-            context.openConnections.subtract(1, ordering: .relaxed)
+            forget(id)
             return
         }
         if let size = context.configuration.socketSendBufferSize {
             var value = Int32(clamping: size)
             setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &value, socklen_t(MemoryLayout<Int32>.size))
         }
-        let id = context.makeConnectionID()
         let connection = HTTPServerConnection(id: id, socket: socket, remoteAddress: remoteAddress, loop: self)
         do {
             try poller.add(socket, token: id, interest: [.read, .write], trigger: .edge)
         } catch {
             context.logger.error("cannot watch connection from \(remoteAddress): \(error)")
             close(socket)
-            connectionCount.subtract(1, ordering: .relaxed)
-            context.openConnections.subtract(1, ordering: .relaxed)
+            forget(id)
             return
         }
         connections[id] = connection
@@ -316,9 +353,21 @@ final class ServerEventLoop: @unchecked Sendable {
 
     /// Called by a connection once its socket is closed.
     func connectionClosed(_ id: UInt64) {
-        if connections.removeValue(forKey: id) != nil {
-            connectionCount.subtract(1, ordering: .relaxed)
-            context.openConnections.subtract(1, ordering: .relaxed)
+        if connections.removeValue(forKey: id) != nil { forget(id) }
+    }
+
+    /// Takes a closed connection out of the counts and the table.
+    private func forget(_ id: UInt64) {
+        connectionCount.subtract(1, ordering: .relaxed)
+        context.openConnections.subtract(1, ordering: .relaxed)
+        context.connectionTable.withLock { $0.removed(id) }
+    }
+
+    /// Connection `id` went from idle to busy (`idle` false) or back.
+    func connectionIdleChanged(_ id: UInt64, idle: Bool) {
+        let now = now
+        context.connectionTable.withLock { table in
+            if idle { table.becameIdle(id, now: now) } else { table.becameBusy(id) }
         }
     }
 

@@ -92,11 +92,18 @@ enum ServerSocket {
         }
     }
 
+    /// A connection accepted: its descriptor, the peer as `ip:port`, and the peer's client key
+    /// (``clientKey(_:)``).
+    struct Accepted {
+        let socket: Int32
+        let remoteAddress: String
+        let client: String
+    }
+
     /// Accepts one pending connection, non-blocking and close-on-exec.
     ///
-    /// - Returns: The descriptor and the peer's address, or `nil` with `errno` set (`EAGAIN`
-    ///   when none is pending).
-    static func accept(_ listener: Int32) -> (Int32, String)? {
+    /// - Returns: The connection, or `nil` with `errno` set (`EAGAIN` when none is pending).
+    static func accept(_ listener: Int32) -> Accepted? {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let descriptor = withUnsafeMutablePointer(to: &storage) {
@@ -118,7 +125,29 @@ enum ServerSocket {
         #endif
         var noDelay: Int32 = 1
         setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
-        return (descriptor, describe(storage))
+        return Accepted(socket: descriptor, remoteAddress: describe(storage), client: clientKey(storage))
+    }
+
+    /// The peer as one client for per-client limits: an IPv4 address (IPv4-mapped IPv6 too), or
+    /// an IPv6 address's /64, the block one host is usually given and can pick addresses from.
+    static func clientKey(_ storage: sockaddr_storage) -> String {
+        var storage = storage
+        guard Int32(storage.ss_family) == AF_INET6 else {
+            let text = describe(storage)
+            return String(text[..<(text.lastIndex(of: ":") ?? text.endIndex)])
+        }
+        let bytes = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
+                withUnsafeBytes(of: address.pointee.sin6_addr) { Array($0) }
+            }
+        }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+            return bytes[12...].map { String($0) }.joined(separator: ".")
+        }
+        let groups = stride(from: 0, to: 8, by: 2).map {
+            String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16)
+        }
+        return groups.joined(separator: ":") + "::/64"
     }
 
     /// Sends bytes without raising SIGPIPE; `more` tells the kernel further data follows at once
