@@ -54,7 +54,8 @@ public final class MediaCache: Sendable {
     }
 
     /// Opens (creating) the cache in the configuration's directory, repairing entries whose
-    /// files hold less than the index claims.
+    /// files hold less than the index claims. The directory and its `data/` are made 0700, the
+    /// index and every file the cache writes 0600 (``PrivateFiles``).
     ///
     /// - Parameters:
     ///   - configuration: The directory, the cap, the key function.
@@ -67,7 +68,8 @@ public final class MediaCache: Sendable {
         // refuse a request this cache made (an origin redirecting it back to the proxy).
         configuration.requestHeaders.add("Via", "1.1 \(Self.requestMark)")
         self.configuration = configuration
-        try? FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
+        try? PrivateFiles.createDirectory(configuration.directory)
+        PrivateFiles.restrictDirectory(configuration.directory)  // an older version's 0755
         let lockPath = configuration.directory + "/lock"
         do {
             lock = try ExclusiveFileLock(path: lockPath)
@@ -325,14 +327,6 @@ public final class MediaCache: Sendable {
     }
 
     // MARK: Private
-
-    static func checkURL(_ url: String) throws {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
-        else {
-            throw MediaCacheError(.unsupportedURL, subject: url, detail: "only http and https URLs are cached")
-        }
-    }
 
     static func resolve(_ range: RangeRequest.Specifier?, length: Int64, url: String) throws -> ByteRange {
         guard let range else { return ByteRange(0, length) }
