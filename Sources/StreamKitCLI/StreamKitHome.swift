@@ -1,3 +1,5 @@
+import StreamKitCore
+
 /// Where StreamKit keeps its data (docs/CLI.md): `--home DIR`, else `$STREAMKIT_HOME`, else
 /// `$XDG_DATA_HOME/streamkit`, else `~/.local/share/streamkit`. It holds the library
 /// (downloads), the cache and the queue database.
@@ -15,4 +17,15 @@ public enum StreamKitHome {
 
     /// The media cache's directory inside `home` (apart from the library: the cache never touches it).
     public static func cache(in home: String) -> String { home + "/cache" }
+
+    /// Creates `home` and its library if missing, and makes the home, library and cache folders
+    /// 0700 (``PrivateFiles``), so that a home an older version left readable to others is
+    /// closed when a command opens it. Their contents need no walk: a 0700 folder already keeps
+    /// everyone else from anything inside it.
+    ///
+    /// - Throws: ``SystemError`` when a folder cannot be made.
+    public static func prepare(_ home: String) throws(SystemError) {
+        try PrivateFiles.createDirectory(library(in: home))
+        for folder in [home, library(in: home), cache(in: home)] { PrivateFiles.restrictDirectory(folder) }
+    }
 }

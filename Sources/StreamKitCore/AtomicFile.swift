@@ -6,7 +6,7 @@ import Musl
 import Darwin
 #endif
 
-/// Small files replaced whole: records, manifests, playlists.
+/// Small files replaced whole: records, manifests, playlists; each 0600 (``PrivateFiles``).
 public enum AtomicFile {
     /// Writes `bytes` to `temporaryPath`, then renames it to `path`, so that a reader (or a run
     /// after the process was killed) sees the old file or the new one, never a torn one.
@@ -19,7 +19,7 @@ public enum AtomicFile {
     public static func write(_ bytes: some Sequence<UInt8>, to path: String, temporaryPath: String) throws(SystemError)
     {
         let contents = Array(bytes)
-        let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let descriptor = PrivateFiles.open(temporaryPath, O_WRONLY | O_TRUNC | O_CLOEXEC)
         guard descriptor >= 0 else { throw SystemError.current("open", subject: temporaryPath) }
         var failure: SystemError?
         contents.withUnsafeBytes { buffer in

@@ -30,7 +30,7 @@ public final class ExclusiveFileLock: Sendable {
     /// - Throws: ``Failure``.
     public init(path: String) throws(Failure) {
         self.path = path
-        let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let opened = PrivateFiles.open(path, O_RDWR | O_CLOEXEC)
         guard opened >= 0 else { throw .system(SystemError.current("open", subject: path)) }
         guard flock(opened, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno

@@ -90,7 +90,9 @@ public final class SQLiteDatabase {
     /// The file the database lives in, or `:memory:`.
     public let path: String
 
-    /// Opens (creating if needed) the database at `path` in WAL mode with a busy timeout.
+    /// Opens (creating if needed) the database at `path` in WAL mode with a busy timeout. The file
+    /// and its `-wal`, `-shm` and `-journal` files are made 0600 (``PrivateFiles``): SQLite makes
+    /// the latter with the main file's mode.
     ///
     /// - Parameters:
     ///   - path: A file path, or `:memory:` for a private in-memory database.
@@ -111,6 +113,10 @@ public final class SQLiteDatabase {
         }
         handle = opened
         self.path = path
+        if path != ":memory:" {
+            // Before the first write: SQLite creates the main file as the umask allows.
+            for suffix in ["", "-wal", "-shm", "-journal"] { PrivateFiles.restrictFile(path + suffix) }
+        }
         sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
         sqlite3_extended_result_codes(handle, 0)
         if path != ":memory:" && setsWriteAheadLog {

@@ -223,7 +223,7 @@ private struct FileDownloadRunner {
         let (resume, foundRecordFile) = resumePoint()
         var recordFile = foundRecordFile
         var machine = FileDownloadStateMachine(url: request.url, resume: resume, policy: options.retry)
-        let descriptor = open(partialPath.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        let descriptor = PrivateFiles.open(partialPath.path, O_WRONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let failure = SystemError.current("open", subject: partialPath.path)
             throw HTTPClientError.fileWriteFailed(failure, url: request.url)

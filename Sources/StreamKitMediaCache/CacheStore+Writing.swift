@@ -101,7 +101,7 @@ extension CacheStore {
                 }
             }
             let path = dataDirectory + "/" + fileName
-            let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            let descriptor = PrivateFiles.open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
             guard descriptor >= 0 else { return (false, events) }
             defer { close(descriptor) }
             guard (try? DataFile.write(bytes[...], to: descriptor, at: 0)) != nil else {

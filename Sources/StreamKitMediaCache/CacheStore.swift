@@ -94,7 +94,8 @@ final class CacheStore: Sendable {
         self.claimBatchBytes = claimBatchBytes
         self.logger = logger
         do {
-            try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+            try PrivateFiles.createDirectory(dataDirectory)
+            PrivateFiles.restrictDirectory(dataDirectory)
         } catch {
             throw MediaCacheError(.storageFailed, subject: dataDirectory, detail: "\(error)")
         }

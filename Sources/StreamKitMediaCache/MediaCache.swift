@@ -54,7 +54,8 @@ public final class MediaCache: Sendable {
     }
 
     /// Opens (creating) the cache in the configuration's directory, repairing entries whose
-    /// files hold less than the index claims.
+    /// files hold less than the index claims. The directory and its `data/` are made 0700, the
+    /// index and every file the cache writes 0600 (``PrivateFiles``).
     ///
     /// - Parameters:
     ///   - configuration: The directory, the cap, the key function.
@@ -67,7 +68,8 @@ public final class MediaCache: Sendable {
         // refuse a request this cache made (an origin redirecting it back to the proxy).
         configuration.requestHeaders.add("Via", "1.1 \(Self.requestMark)")
         self.configuration = configuration
-        try? FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
+        try? PrivateFiles.createDirectory(configuration.directory)
+        PrivateFiles.restrictDirectory(configuration.directory)  // an older version's 0755
         let lockPath = configuration.directory + "/lock"
         do {
             lock = try ExclusiveFileLock(path: lockPath)
@@ -171,21 +173,6 @@ public final class MediaCache: Sendable {
     /// The metadata the cache holds for `url`, without asking the origin; `nil` when it has none.
     public func cachedMetadata(for url: String) -> MediaCacheMetadata? {
         store.snapshot(forKey: configuration.keyFunction.key(for: url))?.metadata
-    }
-
-    /// Whether the cache would fetch `url`: an http or https URL with a host, no backslash before its query.
-    public static func isFetchable(_ url: String) -> Bool { unfetchableReason(url) == nil }
-
-    /// Why the cache would not fetch `url`, or `nil` when it would.
-    public static func unfetchableReason(_ url: String) -> String? {
-        do {
-            try checkURL(url)
-            return nil
-        } catch let error as MediaCacheError {
-            return error.detail
-        } catch {
-            return "\(error)"
-        }
     }
 
     /// `range` of `url`'s data file, for sending with `sendfile`, when every byte of it is on
@@ -337,21 +324,6 @@ public final class MediaCache: Sendable {
     }
 
     // MARK: Private
-
-    static func checkURL(_ url: String) throws {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
-        else {
-            throw MediaCacheError(.unsupportedURL, subject: url, detail: "only http and https URLs are cached")
-        }
-        // Browsers read a backslash before the query as a slash (the WHATWG URL standard), libcurl does
-        // not: `http://a\@b/` is host a to the page that wrote it and host b to us. Refused, not guessed.
-        if url.prefix(while: { $0 != "?" && $0 != "#" }).contains("\\") {
-            throw MediaCacheError(
-                .unsupportedURL, subject: url,
-                detail: "a backslash before the query is read as / by browsers and not by HTTP clients")
-        }
-    }
 
     static func resolve(_ range: RangeRequest.Specifier?, length: Int64, url: String) throws -> ByteRange {
         guard let range else { return ByteRange(0, length) }

@@ -409,7 +409,7 @@ actor ResourceCoordinator {
 
     private func openFile() throws -> DataFileHandle {
         if let file { return file }
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let descriptor = PrivateFiles.open(path, O_RDWR | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw MediaCacheError(
                 .storageFailed, subject: path, detail: "\(SystemError.current("open", subject: path))")

@@ -304,6 +304,10 @@ struct ProxyRequestPolicy: Sendable {
         guard let url = request.queryValue("url"), !url.isEmpty else {
             throw HTTPResponseError(.badRequest, message: "url= names the http or https URL to fetch")
         }
+        guard !URLUserInfo.isPresent(in: url) else {
+            throw HTTPResponseError(
+                .badRequest, message: "\(URLUserInfo.refusal); send an Authorization header instead")
+        }
         if let reason = MediaCache.unfetchableReason(url) {
             throw HTTPResponseError(.badRequest, message: "\(reason), not '\(url)'")
         }

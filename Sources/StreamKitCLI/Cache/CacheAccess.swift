@@ -1,4 +1,5 @@
 import Foundation
+import StreamKitCore
 import StreamKitMediaCache
 
 /// Opening the media cache of StreamKit's home for a command, with the byte cap `--cache-limit`
@@ -34,7 +35,7 @@ enum CacheAccess {
     /// refused because another process holds the cache was given).
     private static func remember(_ value: String?, in file: String) {
         guard let value else { return }
-        try? "\(value)\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try? AtomicFile.write(Array("\(value)\n".utf8), to: file, temporarySuffix: ".tmp")
     }
 
     /// Opens the cache in `home`, or reports on standard error why it cannot be and throws
@@ -44,6 +45,7 @@ enum CacheAccess {
     ) throws -> MediaCache {
         let directory = StreamKitHome.cache(in: home)
         do {
+            try StreamKitHome.prepare(home)
             var configuration = MediaCacheConfiguration(
                 directory: directory, byteLimit: limit(directory: directory, option: option))
             configuration.keyFunction = keyMode(directory: directory, option: keys).function

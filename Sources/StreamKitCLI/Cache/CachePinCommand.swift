@@ -19,6 +19,7 @@ public struct CachePinCommand: ParsableCommand {
     public init() {}
 
     public mutating func validate() throws {
+        try URLCredentialCheck.refuseForCache(url)
         guard MediaCache.isFetchable(url) else {
             throw ValidationError("<url> must be an http or https URL, got '\(url)'")
         }

@@ -37,8 +37,7 @@ final class DemoRun: Sendable {
             self.home = base.appendingPathComponent("streamkit-demo-\(UUID().uuidString.prefix(8).lowercased())")
             removeHome = !keep
         }
-        try FileManager.default.createDirectory(
-            at: self.home.appendingPathComponent("library"), withIntermediateDirectories: true)
+        try StreamKitHome.prepare(self.home.path)
         client = try HTTPClient(
             configuration: HTTPClientConfiguration(
                 userAgent: "streamkit/\(streamKitVersion) demo", environment: [:], maximumConnectionsPerHost: 8))

@@ -88,6 +88,7 @@ struct DownloadCommand: ParsableCommand {
         guard scheme == "http" || scheme == "https", URLComponents(string: url)?.host?.isEmpty == false else {
             throw ValidationError("<url> must be an http or https URL, got '\(url)'")
         }
+        try URLCredentialCheck.refuse(url)
         if let liveDuration, !(liveDuration > 0 && liveDuration <= 1e9) {
             throw ValidationError("--live-duration must be a number of seconds above 0, got \(liveDuration)")
         }

@@ -59,6 +59,7 @@ struct QueueAddCommand: ParsableCommand {
         guard scheme == "http" || scheme == "https", URLComponents(string: url)?.host?.isEmpty == false else {
             throw ValidationError("<url> must be an http or https URL, got '\(url)'")
         }
+        try URLCredentialCheck.refuse(url)
         if let export {
             let lower = export.lowercased()
             guard lower.hasSuffix(".ts") || lower.hasSuffix(".mp4") else {

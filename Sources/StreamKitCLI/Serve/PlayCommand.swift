@@ -57,6 +57,7 @@ struct PlayCommand: ParsableCommand {
     init() {}
 
     mutating func validate() throws {
+        try URLCredentialCheck.refuseForCache(url)
         guard MediaCache.isFetchable(url) else {
             throw ValidationError("<url> must be an http or https URL, got '\(url)'")
         }
@@ -89,7 +90,6 @@ struct PlayCommand: ParsableCommand {
 
         let cache = try CacheAccess.open(home: home, limit: cacheLimit, keys: cacheKey, context: context)
         let library = StreamKitHome.library(in: home)
-        try? FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
         let server: MediaServer
         do {
             var configuration = MediaServer.Configuration(

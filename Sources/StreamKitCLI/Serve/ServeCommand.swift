@@ -72,7 +72,7 @@ struct ServeCommand: ParsableCommand {
             libraryRoot = root
         } else {
             libraryRoot = StreamKitHome.library(in: homePath)
-            try FileManager.default.createDirectory(atPath: libraryRoot, withIntermediateDirectories: true)
+            try StreamKitHome.prepare(homePath)
         }
         let queueHome = URL(fileURLWithPath: homePath, isDirectory: true)
         var http = HTTPServerConfiguration(host: host, port: UInt16(port))

@@ -30,15 +30,15 @@ enum PackageFiles {
 
     static func createDirectory(_ path: String) throws(HLSDownloadError) {
         do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            try PrivateFiles.createDirectory(path)
         } catch {
             throw HLSDownloadError(.writeFailed, detail: "cannot create \(path): \(error)")
         }
     }
 
-    /// Opens `path` for positional writes, creating it.
+    /// Opens `path` for positional writes, creating it 0600.
     static func openForWriting(_ path: String) throws(HLSDownloadError) -> Int32 {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        let descriptor = PrivateFiles.open(path, O_WRONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw HLSDownloadError(writeFailed: SystemError.current("open", subject: path))
         }
@@ -56,7 +56,7 @@ enum PackageFiles {
         }
         defer { close(input) }
         let temporary = destination + PackageLayout.clearSuffix
-        let output = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let output = PrivateFiles.open(temporary, O_WRONLY | O_TRUNC | O_CLOEXEC)
         guard output >= 0 else {
             throw HLSDownloadError(writeFailed: SystemError.current("open", subject: temporary))
         }

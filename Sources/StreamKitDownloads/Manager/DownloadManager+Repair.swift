@@ -31,7 +31,7 @@ enum TaskRecords {
 
     static func writeRequest(_ request: DownloadRequest, folder: URL) {
         guard let data = try? JSONEncoder().encode(request) else { return }
-        try? data.write(to: folder.appendingPathComponent(requestName), options: .atomic)
+        try? AtomicFile.write(data, to: folder.appendingPathComponent(requestName).path, temporarySuffix: ".tmp")
     }
 
     static func request(folder: URL) -> DownloadRequest? {

@@ -1,4 +1,5 @@
 import Foundation
+import StreamKitCore
 import StreamKitHTTPClient
 
 /// The manager's settings, saved in the index for the next manager on the directory.
@@ -31,9 +32,9 @@ extension DownloadManager {
     /// tasks added afterwards go to `directory`.
     public func setDownloadDirectory(_ directory: URL) throws(DownloadManagerError) {
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try PrivateFiles.createDirectory(directory.path)
         } catch {
-            throw DownloadManagerError(.fileSystem, "cannot create \(directory.path): \(error.localizedDescription)")
+            throw DownloadManagerError(.fileSystem, "cannot create \(directory.path): \(error)")
         }
         downloadDirectory = directory
         try index.setSetting("downloadDirectory", directory.path)

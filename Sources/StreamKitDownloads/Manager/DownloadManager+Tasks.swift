@@ -1,4 +1,6 @@
 import Foundation
+import StreamKitCore
+import StreamKitHTTP
 
 /// Adding, starting, stopping and removing tasks.
 extension DownloadManager {
@@ -11,8 +13,8 @@ extension DownloadManager {
     ///   - callbacks: The task's closures, attached before its first state change, so that they
     ///     see every one.
     /// - Returns: The task, after its first state change.
-    /// - Throws: ``DownloadManagerError``: `invalidArgument` for a URL that is not http(s),
-    ///   `duplicateTask` when the same source and selection are queued already.
+    /// - Throws: ``DownloadManagerError``: `invalidArgument` for a URL that is not http(s) or
+    ///   holds credentials (`user:password@`), `duplicateTask` when the same source and selection are queued already.
     @discardableResult
     public func add(
         _ request: DownloadRequest, autoStart: Bool? = nil, callbacks: DownloadTaskCallbacks? = nil
@@ -32,6 +34,10 @@ extension DownloadManager {
         let scheme = request.url.prefix(while: { $0 != ":" }).lowercased()
         guard scheme == "http" || scheme == "https", URLComponents(string: request.url)?.host?.isEmpty == false else {
             throw DownloadManagerError(.invalidArgument, "not an http or https URL: '\(request.url)'")
+        }
+        // The index records the URL: a password in it would be stored in clear.
+        guard !URLUserInfo.isPresent(in: request.url) else {
+            throw DownloadManagerError(.invalidArgument, "\(URLUserInfo.refusal); send an Authorization header instead")
         }
         if let export = request.exportPath {
             let lower = export.lowercased()
@@ -66,13 +72,13 @@ extension DownloadManager {
         emit(.added(info))
         do {
             if makesFolder && request.location == nil {
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                try PrivateFiles.createDirectory(folder.path)
                 // What `repair` rebuilds a file task from (a package has its package.json).
                 if request.kind == .file { TaskRecords.writeRequest(request, folder: folder) }
             }
         } catch {
             try fail(
-                id, DownloadManagerError(.fileSystem, "cannot create \(folder.path): \(error.localizedDescription)"))
+                id, DownloadManagerError(.fileSystem, "cannot create \(folder.path): \(error)"))
             return tasks[id] ?? info
         }
         try move(id, to: scheduler.stateForAddedTask(autoStart: autoStart))

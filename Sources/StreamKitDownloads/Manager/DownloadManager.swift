@@ -60,17 +60,21 @@ public actor DownloadManager {
     private(set) var queueReleased = false
 
     /// Opens the manager of `configuration.directory`, creating it if needed, and recovers from a
-    /// crash: running tasks come back ready, stops in progress end stopped, removals finish.
+    /// crash: running tasks come back ready, stops in progress end stopped, removals finish. The
+    /// directory and its `library/` are made 0700 and the index 0600 (``PrivateFiles``), also
+    /// when an older version made them readable to others.
     ///
     /// - Throws: ``DownloadManagerError``: `directoryLocked` when another manager uses the
     ///   directory, `database` or `fileSystem` when it cannot be opened.
     public init(configuration: DownloadManagerConfiguration) async throws(DownloadManagerError) {
         let directory = configuration.directory
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try PrivateFiles.createDirectory(directory.path)
         } catch {
-            throw DownloadManagerError(.fileSystem, "cannot create \(directory.path): \(error.localizedDescription)")
+            throw DownloadManagerError(.fileSystem, "cannot create \(directory.path): \(error)")
         }
+        PrivateFiles.restrictDirectory(directory.path)
+        PrivateFiles.restrictDirectory(directory.appendingPathComponent("library").path)
         self.directory = directory
         self.configuration = configuration
         // A lock just released can stay held for a moment by a process being spawned elsewhere in

@@ -153,6 +153,10 @@ public enum DownloadQueueRemote {
     public static func send(
         _ command: DownloadQueueCommand, directory: URL, timeout: Duration = .seconds(30)
     ) async throws -> DownloadQueueAnswer {
+        // The request row would hold the URL before the running manager refuses it.
+        if case .add(let request, _) = command, URLUserInfo.isPresent(in: request.url) {
+            throw DownloadManagerError(.invalidArgument, "\(URLUserInfo.refusal); send an Authorization header instead")
+        }
         // SQLite waits for the running manager's lock by sleeping: not on a cooperative thread.
         let path = directory.appendingPathComponent("queue.sqlite").path
         return try await offCooperativePool {

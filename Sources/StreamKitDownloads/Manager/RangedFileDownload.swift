@@ -74,11 +74,7 @@ public enum RangedFileDownload {
                     url: url, length: state.length, validator: state.validator.map(DownloadIndex.validatorText),
                     done: state.done)
                 let data = try JSONEncoder().encode(record)
-                let temporary = recordPath + ".tmp"
-                try data.write(to: URL(fileURLWithPath: temporary))
-                guard rename(temporary, recordPath) == 0 else {
-                    throw DownloadManagerError(.fileSystem, "cannot rename \(temporary) to \(recordPath)")
-                }
+                try AtomicFile.write(data, to: recordPath, temporaryPath: recordPath + ".tmp")
             })
         let final = try await downloader.run()
         guard rename(partial, destination.path) == 0 else {

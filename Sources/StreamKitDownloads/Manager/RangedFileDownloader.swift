@@ -101,7 +101,7 @@ final class RangedFileDownloader: Sendable {
 
     /// Fetches every missing byte; returns the final state (complete).
     func run() async throws -> FileResumeState {
-        let descriptor = open(partialPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        let descriptor = PrivateFiles.open(partialPath, O_WRONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw DownloadManagerError(
                 .fileSystem, "cannot open \(partialPath): \(String(cString: strerror(errno)))", taskID: taskID)
