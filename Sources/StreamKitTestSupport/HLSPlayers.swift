@@ -22,6 +22,20 @@ public enum HLSPlayers {
         }
     }
 
+    /// What `ffprobe -count_frames -show_entries stream=codec_type,nb_read_frames -of json` prints.
+    public struct FrameReport: Decodable, Sendable {
+        public struct Stream: Decodable, Sendable {
+            public let codecType: String
+            public let frames: String?
+            enum CodingKeys: String, CodingKey {
+                case codecType = "codec_type"
+                case frames = "nb_read_frames"
+            }
+        }
+        /// The top-level streams; ffprobe lists HLS streams again under their program.
+        public let streams: [Stream]
+    }
+
     /// Decodes every stream of `input` (a URL or a playlist file) with ffprobe `-count_frames`.
     ///
     /// - Throws: ``TestSupportError`` when ffprobe is missing, fails or prints no frame counts.
@@ -32,21 +46,9 @@ public enum HLSPlayers {
                 "-v", "warning", "-protocol_whitelist", "file,http,tcp,crypto,data", "-allowed_extensions", "ALL",
                 "-count_frames", "-show_entries", "stream=codec_type,nb_read_frames", "-of", "json", input,
             ], timeout: .seconds(120))
-        struct Probe: Decodable {
-            struct Stream: Decodable {
-                let codecType: String
-                let frames: String?
-                enum CodingKeys: String, CodingKey {
-                    case codecType = "codec_type"
-                    case frames = "nb_read_frames"
-                }
-            }
-            // The top-level streams; ffprobe lists HLS streams again under their program.
-            let streams: [Stream]
-        }
-        let probe: Probe
+        let probe: FrameReport
         do {
-            probe = try JSONDecoder().decode(Probe.self, from: Data(output.standardOutput.utf8))
+            probe = try JSONDecoder().decode(FrameReport.self, from: Data(output.standardOutput.utf8))
         } catch {
             throw TestSupportError("ffprobe \(input) printed no frame counts: \(output.standardError.suffix(1_000))")
         }

@@ -88,23 +88,12 @@ enum DownloadTestSupport {
                 "-v", "error", "-protocol_whitelist", "file,http,tcp,crypto,data", "-count_frames", "-show_entries",
                 "stream=codec_type,nb_read_frames", "-of", "json", url,
             ], timeout: .seconds(120))
-        struct Probe: Decodable {
-            struct Stream: Decodable {
-                let codecType: String
-                let frames: String?
-                enum CodingKeys: String, CodingKey {
-                    case codecType = "codec_type"
-                    case frames = "nb_read_frames"
-                }
-            }
-            let streams: [Stream]
-        }
         // A failed request (a 404 for a key or a segment) is an error, not just fewer frames.
         let failures = output.standardError.split(separator: "\n").filter {
             $0.contains("Server returned") || $0.contains("HTTP error")
         }
         if !failures.isEmpty { throw PlayerRequestFailed(url: url, messages: failures.joined(separator: "; ")) }
-        let probe = try JSONDecoder().decode(Probe.self, from: Data(output.standardOutput.utf8))
+        let probe = try JSONDecoder().decode(HLSPlayers.FrameReport.self, from: Data(output.standardOutput.utf8))
         return probe.streams.map { "\($0.codecType):\($0.frames ?? "?")" }.sorted()
     }
 
