@@ -295,6 +295,20 @@ import Testing
             "\(strict)".hasPrefix("line 1: comment before #EXTM3U") && "\(strict)".hasSuffix("(and 9 more violations)"))
     }
 
+    /// Found by Fuzz/HLSPlaylistParser: strict mode reads on after a segment is thrown away, and the segment
+    /// without EXTINF must not be remembered for a duration it will never get.
+    @Test func aSegmentWithoutEXTINFThrownAwayLeavesNoTrace() throws {
+        let text = "#EXTM3U\n#EXT-X-VERSION:4\n#EXT-X-TARGETDURATION:10\n#EXTINF:4,\nb.ts\n#EXT-X-BYTERANGE:100\na.ts\n"
+        let strict = try failure(text, options: .strict)
+        #expect(
+            strict.diagnostics.map(\.description) == [
+                "line 6: EXT-X-BYTERANGE has no offset, and the previous segment is not a sub-range of a.ts "
+                    + "(RFC 8216bis §4.4.4.2)",
+                "line 7: URI line without an EXTINF tag before it; its duration is taken as the target duration",
+            ])
+        #expect(throws: PlaylistError.self) { try Playlist.parse(text) }
+    }
+
     @Test func headerErrorsAreFatal() throws {
         #expect(try failure("").description == "line 1: the playlist is empty (no #EXTM3U)")
         #expect(try failure("a.ts\n").description == "line 1: the playlist does not start with #EXTM3U")

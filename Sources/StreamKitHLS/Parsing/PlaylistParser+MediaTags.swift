@@ -332,7 +332,6 @@ extension PlaylistParser {
         sawSegmentTag = true
         if segment.extinfLine == 0 {
             warn("URI line without an EXTINF tag before it; its duration is taken as the target duration")
-            segmentsWithoutDuration.append(media.segments.count)
         }
         let uri: String
         if let previous = previousURI, text.bytesEqual(previous.range, uriRange) {
@@ -364,8 +363,11 @@ extension PlaylistParser {
         } else {
             previousRange = nil
         }
-        // A segment without EXTINF has its duration set at the end, when the target duration is known.
-        if segment.extinfLine != 0 {
+        // A segment without EXTINF has its duration set at the end, when the target duration is known. It is
+        // recorded only here, once nothing above can throw the segment away.
+        if segment.extinfLine == 0 {
+            segmentsWithoutDuration.append(media.segments.count)
+        } else {
             if media.targetDuration != nil {
                 checkDuration(segment.duration, line: segment.extinfLine)
             } else {
