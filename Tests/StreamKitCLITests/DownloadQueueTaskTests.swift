@@ -83,7 +83,11 @@ import Glibc
         let (code, _, error) = await Self.run(["download", url, "--home", home.path])
         #expect(code == .success, "\(error)")
         let task = try #require(try Self.tasks(home).first)
-        #expect(task.id == HLSDownloadJob.packageID(source: url, selection: HLSSelection(), decrypt: false))
+        #expect(
+            task.id
+                == HLSDownloadJob.packageID(
+                    source: url, selection: HLSSelection(), decrypt: false,
+                    salt: try DownloadManager.idSalt(directory: home)))
         #expect(task.state == .success && task.kind == .hls)
         #expect(task.location == home.appendingPathComponent("library/\(task.id)").path)
         let summaries = try QueueSummaries.read(home: home, libraryRoot: home.appendingPathComponent("library").path)
@@ -146,7 +150,8 @@ import Glibc
             root: fixture.directory, limitRatePerConnection: 30_000, unthrottledHeader: "X-Unthrottled")
         let home = try TestRun.makeTemporaryDirectory("hls-ctrl-c-task")
         let url = nginx.url("index.m3u8").absoluteString
-        let id = HLSDownloadJob.packageID(source: url, selection: HLSSelection(), decrypt: false)
+        let id = HLSDownloadJob.packageID(
+            source: url, selection: HLSSelection(), decrypt: false, salt: try DownloadManager.idSalt(directory: home))
         let video = home.appendingPathComponent("library/\(id)/video")
         let arguments = ["download", url, "--home", home.path, "-j", "2"]
         let first = try ChildProcess(

@@ -42,7 +42,8 @@ import Glibc
             root: fixture.directory, limitRatePerConnection: 50_000, unthrottledHeader: "X-Unthrottled")
         let url = nginx.url("index.m3u8").absoluteString
         let home = try TestRun.makeTemporaryDirectory("kill-home")
-        let id = HLSDownloadJob.packageID(source: url, selection: HLSSelection(), decrypt: false)
+        let id = HLSDownloadJob.packageID(
+            source: url, selection: HLSSelection(), decrypt: false, salt: try DownloadManager.idSalt(directory: home))
         let video = home.appendingPathComponent("library/\(id)/video")
         var generator = SplitMix64(seed: UInt64(UInt32(truncatingIfNeeded: getpid())))
         var kills: [(logCount: Int, killedAt: Double, done: Set<String>, partial: [String: Int64])] = []
@@ -153,7 +154,8 @@ import Glibc
             root: root, limitRatePerConnection: 150_000, unthrottledHeader: "X-Unthrottled")
         let url = nginx.url("index.m3u8").absoluteString
         let home = try TestRun.makeTemporaryDirectory("ranged-kill-home")
-        let id = HLSDownloadJob.packageID(source: url, selection: HLSSelection(), decrypt: false)
+        let id = HLSDownloadJob.packageID(
+            source: url, selection: HLSSelection(), decrypt: false, salt: try DownloadManager.idSalt(directory: home))
         let first = try ChildProcess(
             executable: Self.streamkit(), arguments: ["download", url, "--home", home.path, "--json"],
             logName: "streamkit-ranged-kill")

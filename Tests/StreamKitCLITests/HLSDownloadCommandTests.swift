@@ -28,7 +28,8 @@ import Testing
         let (fixture, nginx) = try await origin()
         let home = try TestRun.makeTemporaryDirectory("home")
         let url = nginx.url("index.m3u8").absoluteString
-        let id = HLSDownloadJob.packageID(source: url, selection: HLSSelection(), decrypt: false)
+        let id = HLSDownloadJob.packageID(
+            source: url, selection: HLSSelection(), decrypt: false, salt: try DownloadManager.idSalt(directory: home))
         let package = home.appendingPathComponent("library/\(id)")
         let (code, output, error) = await run(["download", url, "--home", home.path])
         #expect(code == .success, "\(error)")

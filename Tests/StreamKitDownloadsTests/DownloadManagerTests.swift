@@ -493,7 +493,10 @@ import Testing
             DownloadRequest(url: nginx.url(fixture.recipe.entry).absoluteString, kind: .hls, title: "Show"),
             autoStart: true)
         try await recorder.wait(for: info.id, .success)
-        #expect(info.id == HLSDownloadJob.packageID(source: info.url, selection: HLSSelection(), decrypt: false))
+        #expect(
+            info.id
+                == HLSDownloadJob.packageID(
+                    source: info.url, selection: HLSSelection(), decrypt: false, salt: manager.idSalt))
         let item = try #require(await manager.localItems().first)
         #expect(item.playableFile.lastPathComponent == "index.m3u8" && item.title == "Show")
         #expect(FileManager.default.fileExists(atPath: item.playableFile.path))

@@ -12,7 +12,7 @@ extension DownloadCommand {
         queue: DownloadManager
     ) async throws {
         let hlsSelection = selection.hlsSelection
-        let id = HLSDownloadJob.packageID(source: url, selection: hlsSelection, decrypt: decrypt)
+        let id = HLSDownloadJob.packageID(source: url, selection: hlsSelection, decrypt: decrypt, salt: queue.idSalt)
         let inLibrary = output == nil
         let directory: URL
         if let output {
@@ -28,7 +28,8 @@ extension DownloadCommand {
             liveDuration: liveDuration.map { .milliseconds(Int64(($0 * 1000).rounded())) },
             maximumSegments: maxSegments, retry: retry)
         options.strictPlaylists = strict
-        let job = HLSDownloadJob(source: url, selection: hlsSelection, options: options, packageDirectory: directory)
+        var job = HLSDownloadJob(source: url, selection: hlsSelection, options: options, packageDirectory: directory)
+        job.idSalt = queue.idSalt
         // In the library the task's folder is the package id's (the manager's own place for it);
         // -o DIR is a place of the user's.
         let task = try await begin(

@@ -149,29 +149,35 @@ public struct HLSDownloadJob: Hashable, Sendable {
         self.packageDirectory = packageDirectory
     }
 
-    /// The package id: 16 hexadecimal digits of SHA-256 over the source URL, the selection words and
-    /// whether segments are decrypted — what decides the package's content. The same command gives
-    /// the same id, so running it again resumes the same package; connections, rate limits, headers,
-    /// `--skip-broken` and `--gap-tags` do not change it.
+    /// The salt of ``packageID`` (``DownloadManager/idSalt(directory:)``); empty for none.
+    public var idSalt = ""
+
+    /// The package id: 16 hexadecimal digits of SHA-256 over the source URL, the selection words,
+    /// whether segments are decrypted — what decides the package's content — and a salt. The same
+    /// command gives the same id, so running it again resumes the same package; connections, rate
+    /// limits, headers, `--skip-broken` and `--gap-tags` do not change it.
     ///
     /// - Parameters:
     ///   - source: The playlist URL as given.
     ///   - selection: The selection.
     ///   - decrypt: Whether AES-128 segments are stored decrypted.
+    ///   - salt: A secret of the place the package is kept (``DownloadManager/idSalt(directory:)``),
+    ///     so that the id cannot be told from the URL; empty for none.
     /// - Returns: The id, such as `3f2a9c1b7d4e5f60`.
-    public static func packageID(source: String, selection: HLSSelection, decrypt: Bool) -> String {
+    public static func packageID(source: String, selection: HLSSelection, decrypt: Bool, salt: String = "") -> String {
         let text =
             [
                 "streamkit-hls-package-1", source, selection.variant.description, selection.audio.description,
                 selection.subtitles.description, decrypt ? "decrypt" : "as-is",
             ].joined(separator: "\n")
-            // A codec filter joins the identity only when given, so older package ids stay the same.
+            // A codec filter and a salt join the identity only when given, so older package ids stay the same.
             + (selection.codecs.isEmpty ? "" : "\ncodecs:" + selection.codecs.joined(separator: ","))
+            + (salt.isEmpty ? "" : "\nsalt:" + salt)
         return String(SHA256.hash(Array(text.utf8)).hexString.prefix(16))
     }
 
-    /// This job's package id (see ``packageID(source:selection:decrypt:)``).
+    /// This job's package id (see ``packageID(source:selection:decrypt:salt:)``), with ``idSalt``.
     public var packageID: String {
-        Self.packageID(source: source, selection: selection, decrypt: options.decrypt)
+        Self.packageID(source: source, selection: selection, decrypt: options.decrypt, salt: idSalt)
     }
 }

@@ -26,7 +26,7 @@ extension DownloadManager {
     /// - Throws: ``DownloadManagerError``: `invalidArgument` for a URL that is not http(s),
     ///   `illegalTransition` for a task being removed, `database` when the index cannot be written.
     public func beginForeground(_ request: DownloadRequest) throws(DownloadManagerError) -> DownloadForegroundTask {
-        let id = request.taskID
+        let id = request.taskID(salt: idSalt)
         if tasks[id] == nil { _ = try add(request, autoStart: false, makesFolder: false) }
         guard let info = tasks[id] else { throw .unknownTask(id) }
         switch info.state {

@@ -113,15 +113,18 @@ extension DownloadManager {
         if let manifest = try? PackageManifest.load(from: folder) {
             let request = DownloadRequest(
                 url: manifest.source, kind: .hls, selection: manifest.selection, decrypt: manifest.decrypt)
-            guard request.taskID == id else {
-                throw DownloadManagerError(.invalidArgument, "its package.json is for task \(request.taskID)")
+            guard request.taskID(salt: idSalt) == id else {
+                throw DownloadManagerError(
+                    .invalidArgument, "its package.json is for task \(request.taskID(salt: idSalt))")
             }
             let bytes = Self.byteCount(at: folder.path)
             return try restore(
                 request, as: manifest.status == .complete ? .success : .stopped, bytesDone: bytes,
                 bytesExpected: manifest.status == .complete ? bytes : nil, fileState: nil)
         }
-        guard let request = TaskRecords.request(folder: folder), request.kind == .file, request.taskID == id else {
+        guard let request = TaskRecords.request(folder: folder), request.kind == .file,
+            request.taskID(salt: idSalt) == id
+        else {
             return nil
         }
         let file = folder.appendingPathComponent(Self.fileName(fromURL: request.url)).path

@@ -118,7 +118,7 @@ extension DownloadManager {
             case .hls:
                 let runner = HLSTaskRunner(
                     info: info, client: client, retry: configuration.hlsRetry,
-                    policy: DownloadFailurePolicy(configuration.fileOptions))
+                    policy: DownloadFailurePolicy(configuration.fileOptions), idSalt: idSalt)
                 try await runner.run(progress: progress, postProcessing: { stepSink.yield($0) })
             }
         } catch {

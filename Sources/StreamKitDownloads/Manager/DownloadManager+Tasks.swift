@@ -46,7 +46,7 @@ extension DownloadManager {
                     .invalidArgument, "an export is an HLS task's .ts or .mp4 file, not '\(export)'")
             }
         }
-        let id = request.taskID
+        let id = request.taskID(salt: idSalt)
         if tasks[id] != nil {
             throw DownloadManagerError(.duplicateTask, "\(request.url) is in the queue already", taskID: id)
         }

@@ -25,6 +25,8 @@ public actor DownloadManager {
     public var autoStart = false
     /// Tasks running at once, 1...16 (default 1); see ``setMaximumConcurrentDownloads(_:)``.
     public internal(set) var maximumConcurrentDownloads = 1
+    /// The random part of this directory's task ids (``DownloadIDSalt``).
+    public nonisolated let idSalt: String
     /// Where new tasks are stored (default `library/` in ``directory``).
     public internal(set) var downloadDirectory: URL
     /// The most bytes a second all tasks receive together, or `nil` for no limit.
@@ -90,6 +92,7 @@ public actor DownloadManager {
         }
         guard let acquired else { throw DownloadManagerError(.directoryLocked, "\(directory.path) is locked") }
         lock = acquired
+        idSalt = try DownloadIDSalt.load(directory: directory)
         // Opening may create the file and switch it to WAL, which fsyncs: off the cooperative pool.
         let path = directory.appendingPathComponent("queue.sqlite").path
         index = try await offCooperativePool {

@@ -68,15 +68,19 @@ public struct DownloadRequest: Hashable, Sendable {
         self.exportPath = exportPath
     }
 
-    /// The task id: 16 hexadecimal digits, the same for the same source, kind, selection and
-    /// ``location`` (for HLS in the download directory, the package id of
-    /// ``HLSDownloadJob/packageID(source:selection:decrypt:)``).
-    public var taskID: String {
+    /// The task id: 16 hexadecimal digits, the same for the same source, kind, selection,
+    /// ``location`` and salt (for HLS in the download directory, the package id of
+    /// ``HLSDownloadJob/packageID(source:selection:decrypt:salt:)``).
+    ///
+    /// - Parameter salt: The manager directory's (``DownloadManager/idSalt``).
+    public func taskID(salt: String) -> String {
         let place = location.map { "\nat\n" + $0 } ?? ""
         switch kind {
-        case .hls: return HLSDownloadJob.packageID(source: url + place, selection: selection, decrypt: decrypt)
+        case .hls:
+            return HLSDownloadJob.packageID(source: url + place, selection: selection, decrypt: decrypt, salt: salt)
         case .file:
-            return HLSDownloadJob.packageID(source: "file\n" + url + place, selection: HLSSelection(), decrypt: false)
+            return HLSDownloadJob.packageID(
+                source: "file\n" + url + place, selection: HLSSelection(), decrypt: false, salt: salt)
         }
     }
 }
@@ -129,13 +133,15 @@ public struct DownloadTaskInfo: Hashable, Sendable, Codable {
     public var exportPath: String? = nil
 
     /// For HLS tasks, the job that downloads the package.
-    func hlsJob(retry: HTTPClientRetryPolicy) -> HLSDownloadJob {
-        return HLSDownloadJob(
+    func hlsJob(retry: HTTPClientRetryPolicy, idSalt: String) -> HLSDownloadJob {
+        var job = HLSDownloadJob(
             source: url, selection: selection ?? HLSSelection(),
             options: HLSDownloadOptions(
                 connections: connections, decrypt: decrypt, headers: requestHeaders, retry: retry,
                 progressInterval: .milliseconds(100)),
             packageDirectory: URL(fileURLWithPath: location, isDirectory: true))
+        job.idSalt = idSalt
+        return job
     }
 
     /// Whether the task keeps its data in a folder of its own, made by the manager (named by the

@@ -11,6 +11,8 @@ struct HLSTaskRunner: Sendable {
     let client: HTTPClient
     let retry: HTTPClientRetryPolicy
     let policy: DownloadFailurePolicy
+    /// The manager directory's, for the package id (``DownloadIDSalt``).
+    let idSalt: String
 
     /// Downloads the package, then exports it when the task asks for it.
     ///
@@ -68,7 +70,7 @@ struct HLSTaskRunner: Sendable {
         var streak = FailureStreak()
         while true {
             emptyUnplannedFolder()
-            let download = HLSDownloader(client: client).start(info.hlsJob(retry: retry))
+            let download = HLSDownloader(client: client).start(info.hlsJob(retry: retry, idSalt: idSalt))
             let done = Mutex<Int64>(0)
             do {
                 try await withTaskCancellationHandler {
