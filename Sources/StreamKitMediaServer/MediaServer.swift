@@ -117,17 +117,22 @@ public final class MediaServer: Sendable {
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             return .json(Array(try encoder.encode(Body(tasks: try queue?() ?? []))))
         }
-        router.get("/library") { _ in .redirect(to: "/") }
+        // Whatever a download brought is content, never a page of ours (``ContainedContent``).
+        router.get("/library") { _ in ContainedContent.contained(.redirect(to: "/")) }
         router.get("/library/:id") { request in
-            .redirect(to: "/library/\(request.rawRouteParameter("id") ?? "")/\(MediaLibrary.entryName)")
+            ContainedContent.contained(
+                .redirect(to: "/library/\(request.rawRouteParameter("id") ?? "")/\(MediaLibrary.entryName)"))
         }
         // Static files never wait on anything but the local disk's metadata: answered on the loop.
         router.add(
             .get, "/library/:id/*path",
             runsOnEventLoop: { request in
-                if request.rawRouteParameter("path")?.isEmpty ?? true { return .redirect(to: MediaLibrary.entryName) }
+                if request.rawRouteParameter("path")?.isEmpty ?? true {
+                    return ContainedContent.contained(.redirect(to: MediaLibrary.entryName))
+                }
                 // The item and the path inside it: the request's path after `/library/`, as sent.
-                return files.respond(to: request, rawPath: String(request.path.dropFirst("/library/".count)))
+                return ContainedContent.contained(
+                    files.respond(to: request, rawPath: String(request.path.dropFirst("/library/".count))))
             })
         return router
     }

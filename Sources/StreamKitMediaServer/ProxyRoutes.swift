@@ -34,23 +34,12 @@ public enum ProxyRoutes {
         let policy = ProxyRequestPolicy(allowedOrigins: allowedOrigins, loopbackClientsOnly: loopbackClientsOnly)
         var router = HTTPRouter()
         router.get(filePath) { request in
-            contained(try await file(request, cache: cache, policy: policy))
+            ContainedContent.contained(try await file(request, cache: cache, policy: policy))
         }
         router.get(playlistPath) { request in
-            contained(try await playlist(request, cache: cache, policy: policy))
+            ContainedContent.contained(try await playlist(request, cache: cache, policy: policy))
         }
         return router
-    }
-
-    /// What an origin sends is served as data, never as a page of this server's origin: a proxied
-    /// HTML document with scripts would otherwise run at `http://127.0.0.1:PORT` and read through
-    /// the proxy (and the library) as a same-origin page. A sandboxed document runs no script and
-    /// has an origin of its own; `nosniff` keeps a browser from guessing a page out of data.
-    static func contained(_ response: HTTPServerResponse) -> HTTPServerResponse {
-        var response = response
-        response.headers.replaceOrAdd("Content-Security-Policy", "sandbox; default-src 'none'")
-        response.headers.replaceOrAdd("X-Content-Type-Options", "nosniff")
-        return response
     }
 
     /// The proxy URL (path and query) that plays `url` through these routes: the playlist route

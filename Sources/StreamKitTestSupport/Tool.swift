@@ -26,6 +26,10 @@ public struct Tool: Hashable, Sendable, CustomStringConvertible {
     public static let rtmpdump = Tool("rtmpdump")
     public static let tmux = Tool("tmux")
     public static let chromium = Tool("chromium")
+    /// Chromium driven through WebDriver (``Selenium``): Debian's driver and Python bindings.
+    public static let selenium = Tool(
+        "chromedriver", package: "chromium-driver python3-selenium",
+        requiredFile: "/usr/lib/python3/dist-packages/selenium/__init__.py")
     /// GStreamer's command-line player; the HLS demuxers are in -bad and -good, H.264 in -libav.
     public static let gstLaunch = Tool(
         "gst-launch-1.0",

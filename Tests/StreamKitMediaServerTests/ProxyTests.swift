@@ -185,6 +185,9 @@ struct ProxySetup {
         #expect(page.status == 200)
         #expect(page.header("Content-Security-Policy") == "sandbox; default-src 'none'")
         #expect(page.header("X-Content-Type-Options") == "nosniff")
+        #expect(page.header("Cross-Origin-Resource-Policy") == "same-origin")
+        #expect(page.header("Content-Type") == "application/octet-stream")
+        #expect(page.header("Content-Disposition") == "attachment")
         let playlist = try await proxy.request(proxy.playlistPath("none.m3u8"))
         #expect(playlist.header("Content-Security-Policy") == "sandbox; default-src 'none'")
 

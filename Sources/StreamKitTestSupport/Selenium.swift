@@ -1,0 +1,84 @@
+import Foundation
+
+/// Headless Chromium driven through WebDriver (Debian's `chromedriver` and Python's Selenium):
+/// unlike `chromium --dump-dom`, it survives pages that turn into downloads, and it waits a set
+/// time on each page for its scripts, frames and media to do what they would.
+public enum Selenium {
+    /// What the browser showed for one URL.
+    public struct Visit: Decodable, Sendable {
+        /// The URL visited.
+        public let url: String
+        /// Where the browser ended (the URL itself, or what it was redirected to).
+        public let location: String
+        /// The document's title.
+        public let title: String
+        /// The document's markup, as its scripts left it (the first 20,000 characters).
+        public let html: String
+    }
+
+    /// Visits `urls` in turn in one browser, staying `settle` on each, and returns what each
+    /// showed. Downloads land in `directory`/downloads, the driver's log in `directory`.
+    ///
+    /// - Throws: ``TestSupportError`` when the driver or Python is missing, or the browser fails.
+    public static func visit(
+        _ urls: [String], settle: Duration = .seconds(3), directory: URL
+    ) async throws -> [Visit] {
+        _ = try Tool.selenium.requirePath()
+        let script = directory.appendingPathComponent("visit.py")
+        try source.write(to: script, atomically: true, encoding: .utf8)
+        let downloads = directory.appendingPathComponent("downloads")
+        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+        let seconds = Double(settle.components.seconds) + Double(settle.components.attoseconds) / 1e18
+        // Debian's Python, which has the bindings (not whichever python3 comes first on PATH).
+        let process = try ChildProcess(
+            executable: "/usr/bin/python3",
+            arguments: [
+                script.path, downloads.path, "\(seconds)", directory.appendingPathComponent("chromedriver.log").path,
+            ] + urls, workingDirectory: directory, logName: "selenium")
+        let status: Int32
+        do {
+            status = try await process.wait(timeout: .seconds(60 + 40 * urls.count))
+        } catch {
+            await process.stop(timeout: .seconds(1))
+            throw error
+        }
+        let output = (standardOutput: process.standardOutput, standardError: process.standardError)
+        guard status == 0 else {
+            throw TestSupportError("the browser exited with \(status):\n\(output.standardError.suffix(2_000))")
+        }
+        guard let line = output.standardOutput.split(separator: "\n").last else {
+            throw TestSupportError("the browser printed nothing:\n\(output.standardError.suffix(2_000))")
+        }
+        return try JSONDecoder().decode([Visit].self, from: Data(line.utf8))
+    }
+
+    private static let source = """
+        import json, sys, time
+        from selenium import webdriver
+        from selenium.common.exceptions import TimeoutException
+        from selenium.webdriver.chrome.service import Service
+
+        downloads, settle, log, *urls = sys.argv[1:]
+        options = webdriver.ChromeOptions()
+        for argument in ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                         "--no-first-run", "--autoplay-policy=no-user-gesture-required"]:
+            options.add_argument(argument)
+        options.add_experimental_option(
+            "prefs", {"download.default_directory": downloads, "download.prompt_for_download": False})
+        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver", log_path=log), options=options)
+        driver.set_page_load_timeout(30)
+        visits = []
+        try:
+            for url in urls:
+                try:
+                    driver.get(url)
+                except TimeoutException:
+                    pass
+                time.sleep(float(settle))
+                visits.append({"url": url, "location": driver.current_url, "title": driver.title,
+                               "html": driver.page_source[:20000]})
+        finally:
+            driver.quit()
+        print(json.dumps(visits))
+        """
+}
