@@ -1,8 +1,8 @@
 import StreamKitCore
 import StreamKitHTTP
 
-/// Everything between a parsed request and its handler: the Host check, CORS, OPTIONS, routing,
-/// and the access token. Decides on the event loop; task handlers then run off it.
+/// Everything between a parsed request and its handler: the Host check, CORS, OPTIONS, the access
+/// token (``HTTPAccessControl``), routing. Decides on the event loop; task handlers then run off it.
 struct HTTPRequestDispatcher: Sendable {
     /// What the connection does with a request.
     enum Decision: Sendable {
@@ -15,21 +15,22 @@ struct HTTPRequestDispatcher: Sendable {
     let router: HTTPRouter
     let hostPolicy: HTTPHostPolicy
     let allowedOrigins: Set<String>
-    let accessToken: String
+    let access: HTTPAccessControl
     let logger: Logger
 
+    /// A dispatcher; `readsNeedToken` for a server reachable from the network.
     init(
-        router: HTTPRouter, hostPolicy: HTTPHostPolicy, allowedOrigins: [String], accessToken: String, logger: Logger
+        router: HTTPRouter, hostPolicy: HTTPHostPolicy, allowedOrigins: [String], accessToken: String,
+        readsNeedToken: Bool, logger: Logger
     ) {
         self.router = router
         self.hostPolicy = hostPolicy
         self.allowedOrigins = Set(allowedOrigins.map { $0.lowercased() })
-        self.accessToken = accessToken
+        self.access = HTTPAccessControl(
+            token: accessToken, port: hostPolicy.port, readsNeedToken: readsNeedToken,
+            allowedOrigins: self.allowedOrigins)
         self.logger = logger
     }
-
-    /// The names of the header fields a client may send with the token.
-    static let tokenHeader = "X-StreamKit-Token"
 
     func decide(_ request: HTTPServerRequest) -> Decision {
         let head = request.head
@@ -46,6 +47,14 @@ struct HTTPRequestDispatcher: Sendable {
         if head.method == .options {
             return .respond(options(request))
         }
+        // Before routing: on a server reachable from the network, even which paths exist is not
+        // told without the token. Nothing here logs the target, which may carry the token.
+        if let refusal = access.screen(head) {
+            if refusal.status == .unauthorized {
+                logger.info("refused a request without a valid token from \(request.remoteAddress)")
+            }
+            return .respond(refusal)
+        }
         switch router.match(method: head.method, path: head.path) {
         case .notFound:
             return .respond(.status(.notFound))
@@ -54,11 +63,8 @@ struct HTTPRequestDispatcher: Sendable {
             response.headers.add("Allow", allowed.map(\.rawValue).joined(separator: ", "))
             return .respond(response)
         case .route(let route, let parameters):
-            if route.requiresToken && !carriesToken(head.headers) {
-                var response = HTTPServerResponse.status(
-                    .unauthorized, message: "This route needs the server's access token.")
-                response.headers.add("WWW-Authenticate", "Bearer realm=\"streamkit\"")
-                return .respond(response)
+            if let refusal = access.admit(head, routeRequiresToken: route.requiresToken) {
+                return .respond(refusal)
             }
             var routed = request
             routed.rawRouteParameters = parameters
@@ -122,26 +128,6 @@ struct HTTPRequestDispatcher: Sendable {
         return response
     }
 
-    private func carriesToken(_ headers: HTTPHeaders) -> Bool {
-        var presented: [String] = headers.values(Self.tokenHeader)
-        for value in headers.values("Authorization") {
-            let parts = value.split(separator: " ", maxSplits: 1)
-            if parts.count == 2 && parts[0].lowercased() == "bearer" {
-                presented.append(String(parts[1]).trimmingCharacters(in: " \t"))
-            }
-        }
-        return presented.contains { Self.constantTimeEqual($0, accessToken) }
-    }
-
-    private static func constantTimeEqual(_ lhs: String, _ rhs: String) -> Bool {
-        let left = Array(lhs.utf8)
-        let right = Array(rhs.utf8)
-        guard left.count == right.count else { return false }
-        var difference: UInt8 = 0
-        for index in left.indices { difference |= left[index] ^ right[index] }
-        return difference == 0
-    }
-
     private static func response(
         from body: () throws -> HTTPServerResponse, logger: Logger, request: HTTPServerRequest
     ) -> HTTPServerResponse {
@@ -170,13 +156,4 @@ extension HTTPStatus {
     public static let misdirectedRequest = HTTPStatus(421)
     /// 401: credentials (the access token) are missing or wrong (RFC 9110 §15.5.2).
     public static let unauthorized = HTTPStatus(401)
-}
-
-extension String {
-    fileprivate func trimmingCharacters(in set: String) -> String {
-        let characters = Set(set)
-        guard let first = firstIndex(where: { !characters.contains($0) }) else { return "" }
-        let last = lastIndex(where: { !characters.contains($0) })!
-        return String(self[first...last])
-    }
 }

@@ -7,7 +7,8 @@
 /// Routes that change state need the server's access token: every route whose method is not
 /// GET, HEAD or OPTIONS requires it, whatever `requiresToken` says, and GET routes can ask for it
 /// too. GET routes must therefore be safe (RFC 9110 §9.2.1): a web page can make a browser send
-/// them, and the token is the only thing a page cannot know.
+/// them, and the token is the only thing a page cannot know. The others are also refused to pages
+/// of other sites, token or not (``HTTPAccessControl``).
 import StreamKitHTTP
 
 public struct HTTPRouter: Sendable {

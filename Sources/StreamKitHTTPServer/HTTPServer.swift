@@ -10,7 +10,8 @@ import Darwin
 /// StreamKit's HTTP/1.1 server: non-blocking sockets on a few event-loop threads (epoll on Linux,
 /// kqueue on Darwin), keep-alive and pipelining, `sendfile` for files, chunked streaming bodies
 /// with backpressure, request limits and timeouts, Host checking, CORS for named origins, and an
-/// access token for routes that change state.
+/// access token for routes that change state, and for every route when the server is reachable
+/// from the network (``HTTPAccessControl``).
 ///
 /// ```swift
 /// var router = HTTPRouter()
@@ -29,10 +30,12 @@ public final class HTTPServer: Sendable {
     public let host: String
     /// The port it listens on (the one picked, when started with port 0).
     public let port: UInt16
-    /// The token routes that change state require, in `Authorization: Bearer TOKEN` or
-    /// `X-StreamKit-Token: TOKEN`.
+    /// The token routes that change state require (and every route, when the server is
+    /// reachable from the network), in `Authorization: Bearer TOKEN`, `X-StreamKit-Token: TOKEN`,
+    /// or the cookie that a visit of ``signInURL`` sets.
     public let accessToken: String
-    /// Whether the server listens on an address other machines can reach.
+    /// Whether the server listens on an address other machines can reach; every request then
+    /// needs the token, reads included.
     public let isReachableFromNetwork: Bool
 
     private let context: ServerContext
@@ -56,6 +59,13 @@ public final class HTTPServer: Sendable {
 
     /// `http://HOST:PORT/`, with `127.0.0.1` for a wildcard address.
     public var baseURL: String { "http://\(urlHost):\(port)/" }
+
+    /// ``baseURL`` with `?token=TOKEN`: opened in a browser, it sets the token cookie and
+    /// redirects to ``baseURL``. Print it once; do not log it.
+    public var signInURL: String { baseURL + "?token=" + accessToken }
+
+    /// The name of the cookie that carries the token: `streamkit-token-PORT`.
+    public var tokenCookieName: String { HTTPAccessControl.cookieName(port: port) }
 
     /// Connections open now.
     public var connectionCount: Int { context.openConnections.load(ordering: .relaxed) }
@@ -87,7 +97,8 @@ public final class HTTPServer: Sendable {
         let dispatcher = HTTPRequestDispatcher(
             router: router,
             hostPolicy: HTTPHostPolicy(listening: address, port: port, hostNames: configuration.hostNames),
-            allowedOrigins: configuration.allowedOrigins, accessToken: token, logger: logger)
+            allowedOrigins: configuration.allowedOrigins, accessToken: token, readsNeedToken: reachable,
+            logger: logger)
         var maximumConnections = max(1, configuration.maximumConnections)
         if let descriptors = ServerDescriptorLimit.raise() {
             let capacity = ServerDescriptorLimit.connectionCapacity(descriptors: descriptors)

@@ -4,7 +4,8 @@
 /// limits that stop slow or idle clients from holding the server.
 public struct HTTPServerConfiguration: Sendable {
     /// The address to listen on: an IPv4 or IPv6 literal, or `localhost`. Anything but a
-    /// loopback address makes the server reachable from the network; the server logs a warning.
+    /// loopback address makes the server reachable from the network; the server logs a warning
+    /// and wants the access token for every request, reads included.
     public var host: String
     /// Whether ``host`` is a loopback address (an invalid one counts as loopback: it binds
     /// nothing). A server on any other address is reachable from other machines.
@@ -36,7 +37,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var hostNames: [String]
     /// Origins (`http://example.com:8080`) whose pages may read responses (CORS). Empty: none.
     public var allowedOrigins: [String]
-    /// The token that state-changing routes require; a random one when `nil`.
+    /// The token that state-changing routes require (and every route off loopback); a random
+    /// one when `nil`.
     public var accessToken: String?
     /// Unsent bytes a streaming body may queue before its producer waits.
     public var streamHighWaterMark: Int

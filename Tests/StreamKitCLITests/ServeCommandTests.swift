@@ -29,10 +29,11 @@ import Darwin
                 Serves every downloaded item under /library/ID/index.m3u8 and a page listing
                 them at /, on 127.0.0.1 unless --host says otherwise, and the caching proxy:
                 /proxy/file?url=URL and /proxy/hls?url=URL play remote media through the cache
-                ($STREAMKIT_HOME/cache), so that it plays again offline. Prints the base URL and
-                the access token that routes changing state require, then runs until Ctrl-C: the
-                first Ctrl-C (or SIGTERM) finishes the responses in flight and exits 0; a second
-                one stops at once and exits 130.
+                ($STREAMKIT_HOME/cache), so that it plays again offline. Prints the base URL,
+                the access token that routes changing state require (every route, reads
+                included, when --host is not loopback), and a sign-in URL (?token=) that sets it
+                as a cookie, then runs until Ctrl-C: the first Ctrl-C (or SIGTERM) finishes the
+                responses in flight and exits 0; a second one stops at once and exits 130.
 
                 USAGE: streamkit serve [--root <dir>] [--home <dir>] [--host <address>]
                        [--port <port>] [--allow-origin <origin> ...] [--host-name <name> ...]
@@ -133,6 +134,7 @@ import Darwin
         let server = try await ServeProcess.start(arguments: ["--root", root.path, "--port", "0"])
         #expect(server.output.contains("Serving \(root.resolvingSymlinksInPath().path)\n"))
         #expect(server.token.count == 32)
+        #expect(server.output.contains("Sign-in URL: http://127.0.0.1:\(server.port)/?token=\(server.token)\n"))
 
         // A slow reader keeps the big response in flight while the server is told to stop.
         let port = server.port
@@ -188,6 +190,44 @@ import Darwin
         #expect(page.status == 200 && page.text.contains("The library is empty"))
         server.process.signal(SIGTERM)
         #expect(try await server.process.wait(timeout: .seconds(10)) == 0)
+    }
+}
+
+extension ServeCommandTests {
+    @Test func offLoopbackEveryRouteWantsTheTokenAndTheSignInURLIsPrintedOnce() async throws {
+        let root = try TestRun.makeTemporaryDirectory("serve-lan")
+        let server = try await ServeProcess.start(arguments: ["--root", root.path, "--host", "0.0.0.0", "--port", "0"])
+        let (port, token) = (server.port, server.token)
+        #expect(
+            server.output.contains(
+                "URL: http://127.0.0.1:\(port)/\nToken: \(token)\nSign-in URL: http://127.0.0.1:\(port)/?token=\(token)\n"
+            ))
+        func get(_ target: String, _ fields: String = "") async throws -> RawHTTPResponse {
+            try await runBlocking {
+                let connection = try RawHTTPConnection(port: port)
+                try connection.send("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(fields)\r\n")
+                return try connection.readResponse()
+            }
+        }
+        #expect(try await get("/").status == 401)
+        #expect(try await get("/api/tasks").status == 401)
+        let signIn = try await get("/?token=\(token)")
+        #expect(signIn.status == 303 && signIn.header("Location") == "/")
+        let cookie = try #require(signIn.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        #expect(cookie == "streamkit-token-\(port)=\(token)")
+        let page = try await get("/", "Cookie: \(cookie)\r\n")
+        #expect(page.status == 200 && page.text.contains("The library is empty"))
+        let wrong = try await get("/?token=\(token.first == "0" ? "1" : "0")\(token.dropFirst())")
+        #expect(wrong.status == 401 && wrong.header("Set-Cookie") == nil)
+
+        server.process.signal(SIGTERM)
+        #expect(try await server.process.wait(timeout: .seconds(10)) == 0)
+        // Printed at start only (the token line and the sign-in URL): no request is logged with it.
+        #expect(server.process.standardOutput.components(separatedBy: token).count == 3)
+        #expect(!server.process.standardError.contains(token))
+        #expect(
+            server.process.standardError.contains(
+                "warning: listening on 0.0.0.0:\(port): reachable from other machines"))
     }
 }
 

@@ -18,8 +18,9 @@ struct ServeCommand: ParsableCommand {
             Serves every downloaded item under /library/ID/index.m3u8 and a page listing them at /, \
             on 127.0.0.1 unless --host says otherwise, and the caching proxy: /proxy/file?url=URL and \
             /proxy/hls?url=URL play remote media through the cache ($STREAMKIT_HOME/cache), so that it \
-            plays again offline. Prints the base URL and the access token that routes changing state \
-            require, then runs until Ctrl-C: the first Ctrl-C (or SIGTERM) finishes the responses in \
+            plays again offline. Prints the base URL, the access token that routes changing state \
+            require (every route, reads included, when --host is not loopback), and a sign-in URL \
+            (?token=) that sets it as a cookie, then runs until Ctrl-C: the first Ctrl-C (or SIGTERM) finishes the responses in \
             flight and exits 0; a second one stops at once and exits 130.
             """,
         examples: [
@@ -101,8 +102,9 @@ struct ServeCommand: ParsableCommand {
         await server.proxyWarmedUp()
         if server.http.isReachableFromNetwork {
             context.writeError(
-                "warning: listening on \(host):\(server.port): the library is reachable from other machines "
-                    + "(the caching proxy answers this machine only)\n")
+                "warning: listening on \(host):\(server.port): reachable from other machines, which need the token "
+                    + "for every request (the sign-in URL with this machine's address); "
+                    + "the caching proxy answers this machine only\n")
         }
         var proxy = ""
         if let cache {
@@ -115,6 +117,7 @@ struct ServeCommand: ParsableCommand {
             Serving \(server.library.root)
             URL: \(server.baseURL)
             Token: \(server.accessToken)
+            Sign-in URL: \(server.http.signInURL)
             \(proxy)Press Ctrl-C to stop.
 
             """)
