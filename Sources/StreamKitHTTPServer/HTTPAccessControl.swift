@@ -22,14 +22,14 @@ struct HTTPAccessControl: Sendable {
     let cookieName: String
     /// Whether GET and HEAD need the token too (a server reachable from the network).
     let readsNeedToken: Bool
-    /// Web origins (`scheme://host[:port]`, lower-case) whose pages may change state besides the server's own.
-    let allowedOrigins: Set<String>
+    /// Whose pages may change state: the server's own and the allowed origins.
+    let sites: CrossSiteCheck
 
     init(token: String, port: UInt16, readsNeedToken: Bool, allowedOrigins: Set<String>) {
         self.token = token
         self.cookieName = Self.cookieName(port: port)
         self.readsNeedToken = readsNeedToken
-        self.allowedOrigins = allowedOrigins
+        self.sites = CrossSiteCheck(allowedOrigins: allowedOrigins)
     }
 
     /// The name of the token cookie of the server on `port`.
@@ -63,7 +63,7 @@ struct HTTPAccessControl: Sendable {
             return Self.unauthorized("This route needs the server's access token.")
         }
         let changesState = !(head.method == .get || head.method == .head || head.method == .options)
-        if changesState, let reason = crossSiteRefusal(head) {
+        if changesState, let reason = sites.refusal({ head.headers[$0] }) {
             return .status(.forbidden, message: "Requests that change state are refused from \(reason).")
         }
         return nil
@@ -96,21 +96,6 @@ struct HTTPAccessControl: Sendable {
         response.headers.add("Cache-Control", "no-store")
         response.headers.add("Referrer-Policy", "no-referrer")
         return response
-    }
-
-    /// Why a request that changes state is refused, or `nil`: an `Origin` other than the server's
-    /// own and the allowed ones, or `Sec-Fetch-Site` naming another site without such an `Origin`.
-    private func crossSiteRefusal(_ head: HTTPServerRequestHead) -> String? {
-        let own = (head.targetAuthority ?? head.headers["Host"]).map { "http://" + $0.lowercased() }
-        func isAllowed(_ origin: String) -> Bool { origin == own || allowedOrigins.contains(origin) }
-        let origin = head.headers["Origin"]?.lowercased()
-        if let origin, !isAllowed(origin) { return "pages of other origins" }
-        if let site = head.headers["Sec-Fetch-Site"]?.lowercased(), site == "cross-site" || site == "same-site",
-            !(origin.map(isAllowed) ?? false)
-        {
-            return "pages of other sites"
-        }
-        return nil
     }
 
     private static func unauthorized(_ message: String) -> HTTPServerResponse {

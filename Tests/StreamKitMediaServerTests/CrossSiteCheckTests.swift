@@ -1,5 +1,6 @@
 import Foundation
 import StreamKitHTTP
+import StreamKitHTTPServer
 import StreamKitTestSupport
 import Testing
 

@@ -1,16 +1,15 @@
 import StreamKitHTTP
-import StreamKitHTTPServer
 
-/// Whether a request comes from a web page of another site, which must not use the proxy or read
-/// `/api/` (docs/CLI.md, "serve"): a page could otherwise read the user's network or queue through
-/// us. Browsers say where a request comes from in three headers, each sent by some browsers and
+/// Whether a request comes from a web page of another site, which must not use the proxy, read
+/// `/api/` or change state (docs/CLI.md, "serve"): a page could otherwise read the user's network
+/// or queue through us, or act as the user. Browsers say where a request comes from in three headers, each sent by some browsers and
 /// requests and not others, so each is checked: `Origin`, `Sec-Fetch-Site` and `Referer`. A request
 /// with none of them (a player, a command-line tool) is allowed.
-struct CrossSiteCheck: Sendable {
+package struct CrossSiteCheck: Sendable {
     /// Web origins (`scheme://host[:port]`, lower-case) allowed besides the server's own.
-    let allowedOrigins: Set<String>
+    package let allowedOrigins: Set<String>
 
-    init(allowedOrigins: some Sequence<String>) {
+    package init(allowedOrigins: some Sequence<String>) {
         self.allowedOrigins = Set(allowedOrigins.map { $0.lowercased() })
     }
 
@@ -18,7 +17,7 @@ struct CrossSiteCheck: Sendable {
     ///
     /// - Parameter value: The request's header of a name (`Origin`, `Sec-Fetch-Site`, `Referer`,
     ///   `Host`), case-insensitively.
-    func refusal(_ value: (String) -> String?) -> String? {
+    package func refusal(_ value: (String) -> String?) -> String? {
         let own = value("Host").map { "http://" + $0.lowercased() }
         func isAllowed(_ origin: String) -> Bool { origin == own || allowedOrigins.contains(origin) }
         let origin = value("Origin")?.lowercased()
@@ -38,7 +37,7 @@ struct CrossSiteCheck: Sendable {
 
     /// `scheme://host[:port]` of an absolute http(s) URL, lower-case, the default port left out (as
     /// browsers serialize an origin); `nil` for anything else.
-    static func origin(of url: String) -> String? {
+    package static func origin(of url: String) -> String? {
         let lowered = url.lowercased()
         let scheme: String
         let defaultPort: String
@@ -60,7 +59,7 @@ struct CrossSiteCheck: Sendable {
 
 extension CrossSiteCheck {
     /// The refusal for a request of the server, as a 403.
-    func check(_ request: HTTPServerRequest, serving what: String) throws(HTTPResponseError) {
+    package func check(_ request: HTTPServerRequest, serving what: String) throws(HTTPResponseError) {
         if let reason = refusal({ request.headers[$0] }) {
             throw HTTPResponseError(.forbidden, message: "\(what) does not serve \(reason)")
         }
