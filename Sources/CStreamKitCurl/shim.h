@@ -10,6 +10,8 @@ typedef int (*sk_curl_xferinfo_callback)(void *userdata, curl_off_t dltotal, cur
 typedef int (*sk_curl_socket_callback)(CURL *easy, curl_socket_t socket, int what, void *userdata,
                                        void *socketdata);
 typedef int (*sk_curl_timer_callback)(CURLM *multi, long timeout_ms, void *userdata);
+typedef curl_socket_t (*sk_curl_opensocket_callback)(void *userdata, curlsocktype purpose,
+                                                     struct curl_sockaddr *address);
 
 static inline CURLcode sk_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
@@ -32,6 +34,9 @@ static inline CURLcode sk_curl_easy_setopt_data_callback(CURL *handle, CURLoptio
 }
 static inline CURLcode sk_curl_easy_setopt_xferinfo_callback(CURL *handle, sk_curl_xferinfo_callback value) {
     return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
+}
+static inline CURLcode sk_curl_easy_setopt_opensocket_callback(CURL *handle, sk_curl_opensocket_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, value);
 }
 
 static inline CURLcode sk_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {

@@ -34,6 +34,7 @@ public final class HTTPClient: Sendable {
         self.configuration = configuration
         switch configuration.backend {
         case .urlSession:
+            try Self.checkDestinationsEnforceable(configuration)
             backend = URLSessionBackend(configuration: configuration)
             #if canImport(Glibc)
             plain = nil
@@ -45,11 +46,21 @@ public final class HTTPClient: Sendable {
             guard configuration.backend == .automatic else {
                 throw HTTPClientError(.transportFailure, detail: "libcurl is not available on this platform")
             }
+            try Self.checkDestinationsEnforceable(configuration)
             backend = URLSessionBackend(configuration: configuration)
             #endif
             #if canImport(Glibc)
             plain = PlainHTTPBackend(configuration: configuration)
             #endif
+        }
+    }
+
+    /// URLSession connects where it likes: it cannot check the addresses it connects to.
+    private static func checkDestinationsEnforceable(_ configuration: HTTPClientConfiguration) throws {
+        guard configuration.destinationPolicy == nil && configuration.connectHook == nil else {
+            throw HTTPClientError(
+                .transportFailure,
+                detail: "a destination policy cannot be enforced over URLSession: use the libcurl backend")
         }
     }
 

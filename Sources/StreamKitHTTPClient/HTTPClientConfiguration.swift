@@ -42,6 +42,14 @@ public struct HTTPClientConfiguration: Sendable {
     public var logger: Logger
     /// What carries the requests.
     public var backend: Backend
+    /// Which addresses the client may connect to, checked on each address it is about to connect
+    /// to (after DNS, at every redirect); `nil` allows every one. With a proxy, that is the
+    /// proxy's address. URLSession cannot enforce it: a client with a policy refuses that backend.
+    package var destinationPolicy: DestinationPolicy?
+    /// For tests: called with every address a connection is about to be made to (after the
+    /// destination policy allowed it); `false` refuses it as the policy would, so no connection
+    /// is made. Lets a test record connects and keep them all on loopback.
+    package var connectHook: (@Sendable (IPAddress) -> Bool)?
 
     /// What carries an ``HTTPClient``'s requests.
     public enum Backend: Hashable, Sendable {

@@ -20,6 +20,9 @@ public struct HTTPClientError: KindedError {
         public static let couldNotResolveHost = Kind("could not resolve host")
         /// The TCP connection was refused or could not be made.
         public static let connectFailed = Kind("connect failed")
+        /// The destination policy refused every address of the host (or of a redirect's host): no
+        /// connection was attempted. Not retried.
+        public static let destinationRefused = Kind("destination refused")
         /// The connection was not established within the connect timeout.
         public static let connectTimeout = Kind("connect timeout")
         /// No byte arrived within the idle timeout while the client wanted some.

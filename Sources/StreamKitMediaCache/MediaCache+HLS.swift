@@ -61,7 +61,9 @@ extension MediaCache {
         } catch let error as MediaCacheError {
             throw error
         } catch {
-            failure = MediaCacheError(.originFailed, subject: url, detail: "\(error)")
+            failure = MediaCacheError.originFailure(error, url: url)
+            // A refused origin is not unavailable: its cached copy is not served either.
+            if failure.kind == .destinationRefused { throw failure }
         }
         if let cached = cachedWhole(key: key) {
             configuration.logger.info("\(url): origin unavailable (\(failure)); using the cached copy")

@@ -89,10 +89,11 @@ public final class MediaCache: Sendable {
             self.client = client
             ownsClient = false
         } else {
-            self.client = try HTTPClient(
-                configuration: HTTPClientConfiguration(
-                    timeouts: HTTPClientTimeouts(connect: .seconds(15), idle: .seconds(30)),
-                    bodyBufferLimit: 1 << 20, receiveBufferSize: 256 << 10, logger: configuration.logger))
+            var clientConfiguration = HTTPClientConfiguration(
+                timeouts: HTTPClientTimeouts(connect: .seconds(15), idle: .seconds(30)),
+                bodyBufferLimit: 1 << 20, receiveBufferSize: 256 << 10, logger: configuration.logger)
+            clientConfiguration.destinationPolicy = configuration.destinationPolicy
+            self.client = try HTTPClient(configuration: clientConfiguration)
             ownsClient = true
         }
     }
@@ -164,7 +165,7 @@ public final class MediaCache: Sendable {
             head = try await client.head(
                 of: url, headers: configuration.requestHeaders, retry: configuration.retryPolicy)
         } catch {
-            throw MediaCacheError(.originFailed, subject: url, detail: "\(error)")
+            throw MediaCacheError.originFailure(error, url: url)
         }
         guard head.status.isSuccess else { throw MediaCacheError(.originStatus, subject: url, status: head.status) }
         return MediaCacheMetadata(head: head)
@@ -367,7 +368,7 @@ public final class MediaCache: Sendable {
         do {
             response = try await client.execute(request, retry: configuration.retryPolicy)
         } catch {
-            throw MediaCacheError(.originFailed, subject: url, detail: "\(error)")
+            throw MediaCacheError.originFailure(error, url: url)
         }
         let head = response.head
         let served: ByteRange?

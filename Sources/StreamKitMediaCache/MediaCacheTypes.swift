@@ -98,6 +98,8 @@ public struct MediaCacheError: KindedError {
         public static let originStatus = Kind("origin status")
         /// The origin could not be reached, or its response broke off.
         public static let originFailed = Kind("origin failed")
+        /// The destination policy refused the origin's address (or a redirect's): nothing was fetched.
+        public static let destinationRefused = Kind("destination refused")
         /// The origin's representation changed while it was being read.
         public static let representationChanged = Kind("representation changed")
         /// The resource was removed, or the cache shut down, while it was being read.
@@ -131,6 +133,17 @@ public struct MediaCacheError: KindedError {
     public var description: String { message("\(kind): \(subject)", status.map { " (HTTP \($0.rawValue))" }) }
 }
 
+extension MediaCacheError {
+    /// The error for a request to the origin of `url` that failed with `error`: `destinationRefused`
+    /// when the client's destination policy refused it, else `originFailed`.
+    static func originFailure(_ error: any Error, url: String) -> MediaCacheError {
+        if let error = error as? HTTPClientError, error.kind == .destinationRefused {
+            return MediaCacheError(.destinationRefused, subject: url, detail: error.detail)
+        }
+        return MediaCacheError(.originFailed, subject: url, detail: "\(error)")
+    }
+}
+
 /// How a ``MediaCache`` stores and fetches.
 public struct MediaCacheConfiguration: Sendable {
     /// The cache's directory: `index.sqlite`, `data/`, and a lock file. Nothing outside it is touched.
@@ -156,6 +169,9 @@ public struct MediaCacheConfiguration: Sendable {
     public var claimBatchBytes: Int64
     /// Where the cache reports.
     public var logger: Logger
+    /// Which addresses the cache's own client may connect to (``HTTPClientConfiguration``'s
+    /// destination policy); `nil` allows every one. Not used with a client given to the cache.
+    package var destinationPolicy: DestinationPolicy?
 
     /// A configuration for a cache in `directory`.
     public init(

@@ -183,7 +183,7 @@ actor ResourceCoordinator {
             } catch is CancellationError {
                 failure = nil
             } catch {
-                failure = MediaCacheError(.originFailed, subject: request.url, detail: "\(error)")
+                failure = MediaCacheError.originFailure(error, url: request.url)
             }
             self.fetchEnded(id, failure: failure)
         }

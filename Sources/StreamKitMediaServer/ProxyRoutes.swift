@@ -254,6 +254,8 @@ public enum ProxyRoutes {
             return .status(.badGateway, message: error.description)
         case .removed:
             return .status(.serviceUnavailable, message: error.description)
+        case .destinationRefused:
+            return .status(.forbidden, message: error.description)
         default:
             return .status(.badGateway, message: error.description)
         }

@@ -37,7 +37,8 @@ import Darwin
 
                 USAGE: streamkit serve [--root <dir>] [--home <dir>] [--host <address>]
                        [--port <port>] [--allow-origin <origin> ...] [--host-name <name> ...]
-                       [--cache-limit <size>] [--cache-key <mode>]
+                       [--cache-limit <size>] [--cache-key <mode>] [--proxy-allow <ranges> ...]
+                       [--proxy-deny <ranges> ...]
 
                 OPTIONS:
                   --root <dir>            The library to serve (default:
@@ -58,6 +59,11 @@ import Darwin
                                           commands: url (default), signed (without token,
                                           Expires, Signature and the like), or ignore:NAME,NAME
                                           (without those query parameters).
+                  --proxy-allow <ranges>  The only private and loopback addresses the proxy may
+                                          connect to, such as 192.168.1.0/24,127.0.0.1 (default:
+                                          all of them; public addresses stay allowed).
+                  --proxy-deny <ranges>   Addresses the proxy may not connect to, such as
+                                          10.0.0.0/8,fd00::/8.
                   -h, --help              Show help information.
 
                 EXAMPLES:

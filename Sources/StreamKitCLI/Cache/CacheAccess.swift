@@ -1,5 +1,6 @@
 import Foundation
 import StreamKitCore
+import StreamKitHTTPClient
 import StreamKitMediaCache
 
 /// Opening the media cache of StreamKit's home for a command, with the byte cap `--cache-limit`
@@ -39,9 +40,10 @@ enum CacheAccess {
     }
 
     /// Opens the cache in `home`, or reports on standard error why it cannot be and throws
-    /// ``ExitCode/failure``.
+    /// ``ExitCode/failure``. `destinations` limits where the cache's client connects (the proxy's).
     static func open(
-        home: String, limit option: ByteSize?, keys: CacheKeyMode? = nil, context: CommandContext
+        home: String, limit option: ByteSize?, keys: CacheKeyMode? = nil, destinations: DestinationPolicy? = nil,
+        context: CommandContext
     ) throws -> MediaCache {
         let directory = StreamKitHome.cache(in: home)
         do {
@@ -49,6 +51,7 @@ enum CacheAccess {
             var configuration = MediaCacheConfiguration(
                 directory: directory, byteLimit: limit(directory: directory, option: option))
             configuration.keyFunction = keyMode(directory: directory, option: keys).function
+            configuration.destinationPolicy = destinations
             let cache = try MediaCache(configuration: configuration)
             remember(option.map { "\($0.bytes)" }, in: directory + "/limit")
             remember(keys.map { "\($0)" }, in: directory + "/key")

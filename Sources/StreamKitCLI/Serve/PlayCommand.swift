@@ -1,4 +1,5 @@
 import Foundation
+import StreamKitHTTPClient
 import StreamKitHTTPServer
 import StreamKitMediaCache
 import StreamKitMediaServer
@@ -88,7 +89,9 @@ struct PlayCommand: ParsableCommand {
                 .first
         }
 
-        let cache = try CacheAccess.open(home: home, limit: cacheLimit, keys: cacheKey, context: context)
+        // The default destination policy, as serve's: the proxy answers any page of this machine.
+        let cache = try CacheAccess.open(
+            home: home, limit: cacheLimit, keys: cacheKey, destinations: DestinationPolicy(), context: context)
         let library = StreamKitHome.library(in: home)
         let server: MediaServer
         do {

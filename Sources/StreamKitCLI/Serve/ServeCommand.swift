@@ -1,4 +1,5 @@
 import Foundation
+import StreamKitHTTPClient
 import StreamKitHTTPServer
 import StreamKitMediaCache
 import StreamKitMediaServer
@@ -45,6 +46,15 @@ struct ServeCommand: ParsableCommand {
         help: "The proxy cache's byte cap, such as 500M or 2G, remembered for later commands (default: 1G).")
     var cacheLimit: ByteSize?
     @Option(name: "cache-key", valueName: "mode", help: CacheAccess.keyHelp) var cacheKey: CacheKeyMode?
+    @Option(
+        name: "proxy-allow", valueName: "ranges",
+        help: "The only private and loopback addresses the proxy may connect to, such as 192.168.1.0/24,127.0.0.1 "
+            + "(default: all of them; public addresses stay allowed).")
+    var proxyAllow: [AddressRangeList] = []
+    @Option(
+        name: "proxy-deny", valueName: "ranges",
+        help: "Addresses the proxy may not connect to, such as 10.0.0.0/8,fd00::/8.")
+    var proxyDeny: [AddressRangeList] = []
 
     init() {}
 
@@ -81,7 +91,11 @@ struct ServeCommand: ParsableCommand {
         http.hostNames = hostNames
 
         // Without the cache (another process has it) the library is still served.
-        let cache = try? CacheAccess.open(home: homePath, limit: cacheLimit, keys: cacheKey, context: context)
+        let destinations = DestinationPolicy(
+            allowedPrivateRanges: proxyAllow.isEmpty ? nil : proxyAllow.flatMap(\.ranges),
+            deniedRanges: proxyDeny.flatMap(\.ranges))
+        let cache = try? CacheAccess.open(
+            home: homePath, limit: cacheLimit, keys: cacheKey, destinations: destinations, context: context)
         if cache == nil { context.writeError("warning: serving without the caching proxy\n") }
         let server: MediaServer
         do {

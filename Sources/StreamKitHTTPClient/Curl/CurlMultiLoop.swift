@@ -227,7 +227,9 @@ final class CurlMultiLoop: HTTPClientBackend, TransferController, @unchecked Sen
             }
             let transfer = Unmanaged<CurlTransfer>.fromOpaque(pointer).takeUnretainedValue()
             var failure: HTTPClientError?
-            if code != CURLE_OK {
+            if code == CURLE_COULDNT_CONNECT, let refusal = transfer.refusal {
+                failure = .destinationRefused(url: transfer.effectiveURL, address: refusal.address, rule: refusal.rule)
+            } else if code != CURLE_OK {
                 let message = transfer.errorMessage
                 failure = CurlFailure.error(
                     for: .init(

@@ -34,6 +34,11 @@ final class CurlTransfer: ResponseDelivery, @unchecked Sendable {
     /// Direct-write bytes gathered from libcurl's callbacks (16 KB each at most) until the end of
     /// the loop iteration, then written with one `pwrite`; made at the first direct write.
     var staging: DirectWriteStaging?
+    /// The configuration when it checks destinations (for the open-socket callback), else `nil`.
+    let destinationCheck: HTTPClientConfiguration?
+    /// The address the open-socket callback refused last, and by which rule; cleared when it
+    /// opens a socket, so that it is set at the end only when the latest connect was refused.
+    var refusal: (address: String, rule: String)?
 
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
@@ -57,6 +62,7 @@ final class CurlTransfer: ResponseDelivery, @unchecked Sendable {
         self.url = request.url
         self.loop = loop
         self.easy = easy
+        destinationCheck = configuration.checksDestinations ? configuration : nil
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         channel = ResponseBodyChannel(
@@ -167,6 +173,11 @@ final class CurlTransfer: ResponseDelivery, @unchecked Sendable {
         _ = sk_curl_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback)
         _ = sk_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, userdata)
         try set(CURLOPT_BUFFERSIZE, min(max(configuration.receiveBufferSize, 16 << 10), 512 << 10))
+        if destinationCheck != nil {
+            // Every connect, the redirects' included, opens its socket here with the resolved address.
+            _ = sk_curl_easy_setopt_opensocket_callback(easy, curlOpenSocketCallback)
+            _ = sk_curl_easy_setopt_pointer(easy, CURLOPT_OPENSOCKETDATA, userdata)
+        }
 
         // Method and body.
         switch request.method {
@@ -234,6 +245,26 @@ final class CurlTransfer: ResponseDelivery, @unchecked Sendable {
     }
 }
 
+extension CurlTransfer {
+    /// Opens the socket of a connect to `address`, or returns `CURL_SOCKET_BAD` (no connect is
+    /// made) when the destination policy refuses it. Runs on the I/O thread.
+    func openSocket(_ address: UnsafeMutablePointer<curl_sockaddr>) -> curl_socket_t {
+        let start = UnsafeRawPointer(address) + MemoryLayout<curl_sockaddr>.offset(of: \curl_sockaddr.addr)!
+        let ip = IPAddress(socketAddress: UnsafeRawBufferPointer(start: start, count: Int(address.pointee.addrlen)))
+        if let destinationCheck, case .refused(let rule) = destinationCheck.decideConnection(to: ip) {
+            refusal = (ip.map { "\($0)" } ?? "a non-IP address", rule)
+            return CURL_SOCKET_BAD
+        }
+        refusal = nil
+        #if canImport(Glibc)
+        let type = address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue)
+        #else
+        let type = address.pointee.socktype
+        #endif
+        return socket(address.pointee.family, type, address.pointee.protocol)
+    }
+}
+
 /// `curl_global_init`, once per process.
 enum CurlGlobal {
     static let initialized: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
@@ -247,6 +278,11 @@ private let curlWriteCallback: sk_curl_data_callback = { data, size, count, user
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
     return transfer.loop.receiveBody(
         transfer, UnsafeRawBufferPointer(start: UnsafeRawPointer(data), count: size * count))
+}
+
+private let curlOpenSocketCallback: sk_curl_opensocket_callback = { userdata, _, address in
+    guard let userdata, let address else { return CURL_SOCKET_BAD }
+    return Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue().openSocket(address)
 }
 
 private let curlHeaderCallback: sk_curl_data_callback = { data, size, count, userdata in

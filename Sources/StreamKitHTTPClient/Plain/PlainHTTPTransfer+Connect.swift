@@ -44,7 +44,16 @@ extension PlainHTTPTransfer {
         // IPv6 route that goes nowhere) gives way to the next.
         var attempts = ConnectAttempts(
             addresses: addresses, deadline: earliest(.now + timeouts.connect, totalDeadline) ?? .now + timeouts.connect)
+        // The destination policy sees each address before its socket exists.
+        var refusal: (address: String, rule: String)?
+        var triedToConnect = false
         while let attempt = attempts.next(now: .now) {
+            let address = attempt.address.bytes.withUnsafeBytes { IPAddress(socketAddress: $0) }
+            if case .refused(let rule) = backend.configuration.decideConnection(to: address) {
+                refusal = (address.map { "\($0)" } ?? "a non-IP address", rule)
+                continue
+            }
+            triedToConnect = true
             let socket: Int32
             let connected: Bool
             do {
@@ -83,6 +92,9 @@ extension PlainHTTPTransfer {
             setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, size)
             setsockopt(socket, SOL_SOCKET, SO_KEEPALIVE, &one, size)  // as libcurl's
             return socket
+        }
+        if let refusal, !triedToConnect {
+            throw HTTPClientError.destinationRefused(url: request.url, address: refusal.address, rule: refusal.rule)
         }
         throw HTTPClientError(
             .connectFailed, url: request.url,
