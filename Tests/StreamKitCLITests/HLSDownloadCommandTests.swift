@@ -50,18 +50,27 @@ import Testing
         #expect(secondError.contains("resuming: 5 of 5 files already in place"))
         #expect(try await nginx.settledAccessLog().count == requests, "a complete package needs no request")
 
-        // STREAMKIT_HOME, then XDG_DATA_HOME, then HOME decide where the library is.
+        // STREAMKIT_HOME, then XDG_DATA_HOME, then HOME decide where the library is; each home names
+        // the package with its own salt.
+        func packageID(home: URL) throws -> String {
+            HLSDownloadJob.packageID(
+                source: url, selection: HLSSelection(), decrypt: false,
+                salt: try DownloadManager.idSalt(directory: home))
+        }
         let xdg = try TestRun.makeTemporaryDirectory("xdg")
         #expect(await run(["download", url], environment: ["XDG_DATA_HOME": xdg.path]).code == .success)
+        let xdgHome = xdg.appendingPathComponent("streamkit")
+        let xdgID = try packageID(home: xdgHome)
+        #expect(xdgID != id)
         #expect(
-            FileManager.default.fileExists(
-                atPath: xdg.appendingPathComponent("streamkit/library/\(id)/index.m3u8").path))
+            FileManager.default.fileExists(atPath: xdgHome.appendingPathComponent("library/\(xdgID)/index.m3u8").path))
         let explicit = try TestRun.makeTemporaryDirectory("explicit")
         #expect(
             await run(["download", url], environment: ["STREAMKIT_HOME": explicit.path, "XDG_DATA_HOME": xdg.path]).code
                 == .success)
         #expect(
-            FileManager.default.fileExists(atPath: explicit.appendingPathComponent("library/\(id)/index.m3u8").path))
+            FileManager.default.fileExists(
+                atPath: explicit.appendingPathComponent("library/\(try packageID(home: explicit))/index.m3u8").path))
         await nginx.stop()
     }
 
