@@ -79,14 +79,20 @@ public final class Nginx: Sendable {
     ///   - honourRange: When false, nginx ignores `Range` and answers 200 with the whole file (`max_ranges 0`).
     ///   - unthrottledHeader: A request header (such as `X-Unthrottled`) whose presence lifts
     ///     `limitRatePerConnection` for that request, so a test can finish a throttled job quickly.
+    ///   - requiredHeaders: Request headers (lowercase name, value) without which nginx answers
+    ///     401, so that a test sees that a client sent them.
     ///   - port: The port to listen on, for an origin that comes back where it was; a free one
     ///     when `nil`.
     /// - Throws: ``TestSupportError`` when nginx is missing or does not start.
     public static func `static`(
         root: URL, limitRatePerConnection: Int? = nil, honourRange: Bool = true, unthrottledHeader: String? = nil,
-        port: UInt16? = nil
+        requiredHeaders: [String: String] = [:], port: UInt16? = nil
     ) async throws -> Nginx {
         var location = "root \(root.path);\n"
+        for (name, value) in requiredHeaders.sorted(by: { $0.key < $1.key }) {
+            let variable = "$http_" + name.lowercased().replacingOccurrences(of: "-", with: "_")
+            location += "            if (\(variable) != \"\(value)\") { return 401; }\n"
+        }
         if let limitRatePerConnection {
             if let unthrottledHeader {
                 let variable = "$http_" + unthrottledHeader.lowercased().replacingOccurrences(of: "-", with: "_")

@@ -46,6 +46,9 @@ final class DownloadIndex: @unchecked Sendable {
             // A reader (queue list) meets damage in the pages it reads, mapped in `run`; it does
             // not read every page, which would hold it up behind a manager creating the file.
             guard createSchema else { return }
+            // Deleted and rewritten rows (a request that carried a credential, a row an older
+            // version stored with one) are zeroed rather than left in free space.
+            try database.execute("PRAGMA secure_delete = ON")
             // A page damaged on disk shows only when read: check every page's structure now (a
             // few milliseconds for a queue), so that the user hears it at open, with the way out.
             let check = try database.query("PRAGMA quick_check").compactMap { $0.text("quick_check") }
@@ -182,6 +185,14 @@ final class DownloadIndex: @unchecked Sendable {
         }
     }
 
+    /// Replaces the header lines of task `id` (credentials moving to its secrets file).
+    func setHeaders(_ headers: [String], id: String) throws(DownloadManagerError) {
+        try run {
+            let text = String(decoding: try JSONEncoder().encode(headers), as: UTF8.self)
+            try database.query("UPDATE tasks SET headers = ? WHERE id = ?", [.text(text), .text(id)])
+        }
+    }
+
     func delete(_ id: String) throws(DownloadManagerError) {
         try run { try database.query("DELETE FROM tasks WHERE id = ?", [.text(id)]) }
     }
@@ -259,10 +270,11 @@ final class DownloadIndex: @unchecked Sendable {
         }
     }
 
+    /// Answers request `seq`, dropping its argument (an added task's headers may hold credentials).
     func answer(_ seq: Int64, _ answer: String) throws(DownloadManagerError) {
         try run {
             try database.query(
-                "UPDATE requests SET done = 1, answer = ? WHERE seq = ?", [.text(answer), .integer(seq)])
+                "UPDATE requests SET done = 1, answer = ?, argument = '' WHERE seq = ?", [.text(answer), .integer(seq)])
         }
     }
 

@@ -101,6 +101,7 @@ extension DownloadManager {
                 report.skipped.append("\(name): \(error.detail)")
             }
         }
+        await manager.removeSecretsOfGoneTasks()
         await manager.close()
         return report
     }
@@ -111,8 +112,11 @@ extension DownloadManager {
     private func restore(folder: URL) throws(DownloadManagerError) -> DownloadState? {
         let id = folder.lastPathComponent
         if let manifest = try? PackageManifest.load(from: folder) {
-            let request = DownloadRequest(
-                url: manifest.source, kind: .hls, selection: manifest.selection, decrypt: manifest.decrypt)
+            // A package records no headers: those of a task with credentials are in its secrets file.
+            let request = withSecrets(
+                DownloadRequest(
+                    url: manifest.source, kind: .hls, selection: manifest.selection, decrypt: manifest.decrypt),
+                id: id)
             guard request.taskID(salt: idSalt) == id else {
                 throw DownloadManagerError(
                     .invalidArgument, "its package.json is for task \(request.taskID(salt: idSalt))")
@@ -122,7 +126,8 @@ extension DownloadManager {
                 request, as: manifest.status == .complete ? .success : .stopped, bytesDone: bytes,
                 bytesExpected: manifest.status == .complete ? bytes : nil, fileState: nil)
         }
-        guard let request = TaskRecords.request(folder: folder), request.kind == .file,
+        guard let record = TaskRecords.request(folder: folder), case let request = withSecrets(record, id: id),
+            request.kind == .file,
             request.taskID(salt: idSalt) == id
         else {
             return nil

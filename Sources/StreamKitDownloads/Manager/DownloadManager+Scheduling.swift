@@ -113,12 +113,14 @@ extension DownloadManager {
             switch info.kind {
             case .file:
                 let runner = FileTaskRunner(
-                    info: info, client: client, options: configuration.fileOptions, manager: self)
+                    info: info, client: client, options: configuration.fileOptions, manager: self,
+                    headers: try requestHeaders(of: info))
                 try await runner.run(progress: progress)
             case .hls:
                 let runner = HLSTaskRunner(
                     info: info, client: client, retry: configuration.hlsRetry,
-                    policy: DownloadFailurePolicy(configuration.fileOptions), idSalt: idSalt)
+                    policy: DownloadFailurePolicy(configuration.fileOptions), idSalt: idSalt,
+                    headers: try requestHeaders(of: info))
                 try await runner.run(progress: progress, postProcessing: { stepSink.yield($0) })
             }
         } catch {

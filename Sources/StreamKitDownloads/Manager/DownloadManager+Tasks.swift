@@ -58,6 +58,7 @@ extension DownloadManager {
             location = chosen
             if request.kind == .file { name = URL(fileURLWithPath: chosen).lastPathComponent }
         }
+        let headers = try storedHeaders(request.headers.map { "\($0.name): \($0.value)" }, id: id)
         var info = DownloadTaskInfo(
             id: id, queueID: 0, url: request.url, kind: request.kind,
             selection: request.kind == .hls ? request.selection : nil, decrypt: request.decrypt,
@@ -65,8 +66,13 @@ extension DownloadManager {
             state: .preparing, progress: 0, bytesDone: 0, bytesExpected: nil, bytesPerSecond: 0,
             postProcessingProgress: 0, lastError: nil, createdAt: Date(), finishedAt: nil, location: location,
             connections: request.connections ?? (request.kind == .hls ? 8 : configuration.fileOptions.connections),
-            headers: request.headers.map { "\($0.name): \($0.value)" }, exportPath: request.exportPath)
-        info.queueID = try index.insert(info)
+            headers: headers, exportPath: request.exportPath)
+        do {
+            info.queueID = try index.insert(info)
+        } catch {
+            TaskSecrets.remove(directory: directory, id: id)
+            throw error
+        }
         tasks[id] = info
         if let callbacks { hub.setCallbacks(callbacks, for: id) }
         emit(.added(info))
@@ -74,7 +80,7 @@ extension DownloadManager {
             if makesFolder && request.location == nil {
                 try PrivateFiles.createDirectory(folder.path)
                 // What `repair` rebuilds a file task from (a package has its package.json).
-                if request.kind == .file { TaskRecords.writeRequest(request, folder: folder) }
+                if request.kind == .file { TaskRecords.writeRequest(Self.recorded(request), folder: folder) }
             }
         } catch {
             try fail(
@@ -147,6 +153,7 @@ extension DownloadManager {
             await runner.value
         }
         deleteFiles(of: info)
+        TaskSecrets.remove(directory: directory, id: id)
         try index.delete(id)
         tasks[id] = nil
         forgetUnsaved(id)

@@ -135,12 +135,17 @@ public actor DownloadManager {
     }
 
     private func recover() throws(DownloadManagerError) {
+        var movedSecrets = false
         for var info in try index.tasks() {
             if info.state == .removing {
                 deleteFiles(of: info)
+                TaskSecrets.remove(directory: directory, id: info.id)
                 try index.delete(info.id)
                 continue
             }
+            let before = info.headers
+            info = try moveSecretsOut(info)
+            movedSecrets = movedSecrets || info.headers != before
             let recovered = info.state.recovered
             if recovered != info.state {
                 info.state = recovered
@@ -148,6 +153,8 @@ public actor DownloadManager {
             }
             tasks[info.id] = info
         }
+        // The write-ahead log still holds the pages with the credentials in clear: fold it in.
+        if movedSecrets { _ = try? index.database.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
     }
 
     /// Cancels running tasks (they come back `ready`, to resume next time), saves, and releases

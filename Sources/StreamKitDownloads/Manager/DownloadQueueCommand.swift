@@ -160,7 +160,17 @@ public enum DownloadQueueRemote {
         // SQLite waits for the running manager's lock by sleeping: not on a cooperative thread.
         let path = directory.appendingPathComponent("queue.sqlite").path
         return try await offCooperativePool {
-            Result { try sendBlocking(command, path: path, directory: directory, timeout: timeout) }
+            Result {
+                let (posted, secretsOf) = try TaskSecrets.beforePosting(command, directory: directory)
+                do {
+                    let answer = try sendBlocking(posted, path: path, directory: directory, timeout: timeout)
+                    if let secretsOf, answer.error != nil { TaskSecrets.remove(directory: directory, id: secretsOf) }
+                    return answer
+                } catch {
+                    if let secretsOf { TaskSecrets.remove(directory: directory, id: secretsOf) }
+                    throw error
+                }
+            }
         }.get()
     }
 

@@ -127,17 +127,18 @@ public struct DownloadTaskInfo: Hashable, Sendable, Codable {
     public var location: String
     /// Range connections or transfers at once.
     public var connections: Int
-    /// Headers sent with every request, `Name: value`.
+    /// Headers sent with every request, `Name: value`; a credential's value (``TaskSecrets``) reads
+    /// `<hidden>`: it is kept in the task's secrets file, not in the index.
     public var headers: [String]
     /// For HLS, the file the package is exported to once complete (``DownloadRequest/exportPath``).
     public var exportPath: String? = nil
 
     /// For HLS tasks, the job that downloads the package.
-    func hlsJob(retry: HTTPClientRetryPolicy, idSalt: String) -> HLSDownloadJob {
+    func hlsJob(retry: HTTPClientRetryPolicy, idSalt: String, headers: HTTPHeaders) -> HLSDownloadJob {
         var job = HLSDownloadJob(
             source: url, selection: selection ?? HLSSelection(),
             options: HLSDownloadOptions(
-                connections: connections, decrypt: decrypt, headers: requestHeaders, retry: retry,
+                connections: connections, decrypt: decrypt, headers: headers, retry: retry,
                 progressInterval: .milliseconds(100)),
             packageDirectory: URL(fileURLWithPath: location, isDirectory: true))
         job.idSalt = idSalt
@@ -150,18 +151,6 @@ public struct DownloadTaskInfo: Hashable, Sendable, Codable {
     var ownsFolder: Bool {
         let url = URL(fileURLWithPath: location)
         return (kind == .hls ? url : url.deletingLastPathComponent()).lastPathComponent == id
-    }
-
-    /// The request headers.
-    var requestHeaders: HTTPHeaders {
-        var result = HTTPHeaders()
-        for line in headers {
-            if let colon = line.firstIndex(of: ":") {
-                result.add(
-                    String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
-            }
-        }
-        return result
     }
 }
 

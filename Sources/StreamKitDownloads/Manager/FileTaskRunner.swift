@@ -1,4 +1,5 @@
 import Foundation
+import StreamKitHTTP
 import StreamKitHTTPClient
 
 #if canImport(Glibc)
@@ -16,6 +17,8 @@ struct FileTaskRunner: Sendable {
     let client: HTTPClient
     let options: RangedFileOptions
     let manager: DownloadManager
+    /// The task's headers, credentials included.
+    let headers: HTTPHeaders
 
     /// Fetches the file.
     ///
@@ -30,7 +33,7 @@ struct FileTaskRunner: Sendable {
         let id = info.id
         let manager = manager
         let downloader = RangedFileDownloader(
-            client: client, url: info.url, headers: info.requestHeaders, partialPath: partial,
+            client: client, url: info.url, headers: headers, partialPath: partial,
             options: options, initial: initial, taskID: id,
             onProgress: { done, length in progress.report(done: done, expected: length, fraction: nil, speed: nil) },
             save: { state in

@@ -1,5 +1,6 @@
 import Foundation
 import StreamKitCore
+import StreamKitHTTP
 import StreamKitHTTPClient
 import Synchronization
 
@@ -13,6 +14,8 @@ struct HLSTaskRunner: Sendable {
     let policy: DownloadFailurePolicy
     /// The manager directory's, for the package id (``DownloadIDSalt``).
     let idSalt: String
+    /// The task's headers, credentials included.
+    let headers: HTTPHeaders
 
     /// Downloads the package, then exports it when the task asks for it.
     ///
@@ -70,7 +73,8 @@ struct HLSTaskRunner: Sendable {
         var streak = FailureStreak()
         while true {
             emptyUnplannedFolder()
-            let download = HLSDownloader(client: client).start(info.hlsJob(retry: retry, idSalt: idSalt))
+            let download = HLSDownloader(client: client).start(
+                info.hlsJob(retry: retry, idSalt: idSalt, headers: headers))
             let done = Mutex<Int64>(0)
             do {
                 try await withTaskCancellationHandler {
