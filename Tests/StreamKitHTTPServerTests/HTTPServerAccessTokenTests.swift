@@ -96,11 +96,7 @@ import Testing
         let test = try start(host: host) { $0.allowedOrigins = ["http://player.example:8080"] }
         let token = test.server.accessToken
         let port = test.port
-        func post(_ fields: String) async throws -> Int {
-            try await test.exchange(
-                "POST /echo HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(fields)Content-Length: 2\r\n\r\nhi"
-            ).status
-        }
+        func post(_ fields: String) async throws -> Int { try await test.postStatus(fields) }
         let cookie = "Cookie: streamkit-token-\(port)=\(token)\r\n"
         #expect(try await post("") == 401)
         #expect(try await post("Origin: http://127.0.0.1:\(port)\r\n") == 401, "the origin is no credential")

@@ -157,6 +157,12 @@ struct TestServer {
     func get(_ target: String, _ fields: String = "") async throws -> RawHTTPResponse {
         try await exchange("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(fields)\r\n")
     }
+
+    /// The status of a POST of two bytes to `/echo` with the right Host and `fields`.
+    func postStatus(_ fields: String) async throws -> Int {
+        try await exchange("POST /echo HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(fields)Content-Length: 2\r\n\r\nhi")
+            .status
+    }
 }
 
 @Suite struct HTTPServerTests {
@@ -490,12 +496,7 @@ struct TestServer {
     @Test func stateChangingRoutesNeedTheToken() async throws {
         let test = try TestServer.start()
         let token = test.server.accessToken
-        let port = test.port
-        func post(_ fields: String) async throws -> Int {
-            try await test.exchange(
-                "POST /echo HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(fields)Content-Length: 2\r\n\r\nhi"
-            ).status
-        }
+        func post(_ fields: String) async throws -> Int { try await test.postStatus(fields) }
         #expect(try await post("") == 401)
         #expect(try await post("X-StreamKit-Token: wrong\r\n") == 401)
         #expect(try await post("Authorization: Bearer \(token.dropLast())\r\n") == 401)
