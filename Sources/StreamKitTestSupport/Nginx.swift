@@ -121,11 +121,14 @@ public final class Nginx: Sendable {
     ///
     /// Applications with HLS output write it under `directory/hls/<application>/`, served over
     /// HTTP at `/hls/<application>/<stream>.m3u8`.
-    public static func rtmp(applications: [RTMPApplication]) async throws -> Nginx {
+    ///
+    /// - Parameter rtmpPort: The RTMP port, for a server that comes back where it was; a free one
+    ///   when `nil`.
+    public static func rtmp(applications: [RTMPApplication], rtmpPort: UInt16? = nil) async throws -> Nginx {
         try await launch(
             name: "nginx-rtmp", tool: .nginxRTMP,
             modules: "load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;",
-            rtmp: applications
+            rtmp: applications, rtmpPort: rtmpPort
         ) { directory, port in
             """
                 server {
@@ -169,7 +172,7 @@ public final class Nginx: Sendable {
 
     private static func launch(
         name: String, tool: Tool, modules: String, rtmp applications: [RTMPApplication]?, port chosen: UInt16? = nil,
-        server: @escaping @Sendable (URL, UInt16) -> String
+        rtmpPort chosenRTMPPort: UInt16? = nil, server: @escaping @Sendable (URL, UInt16) -> String
     ) async throws -> Nginx {
         let executable = try tool.requirePath()
         var lastError = ""
@@ -179,7 +182,7 @@ public final class Nginx: Sendable {
             let (process, directory, port, rtmpPort) = try await runBlocking {
                 try prepareAndSpawn(
                     name: name, executable: executable, modules: modules, rtmp: applications, port: chosen,
-                    server: server)
+                    rtmpPort: chosenRTMPPort, server: server)
             }
             var ready = await LocalNetwork.waitUntilListening(port: port, process: process)
             if ready, let rtmpPort { ready = await LocalNetwork.waitUntilListening(port: rtmpPort, process: process) }
@@ -213,11 +216,11 @@ public final class Nginx: Sendable {
     /// Makes the server's folder and configuration on free ports and starts nginx on them.
     private static func prepareAndSpawn(
         name: String, executable: String, modules: String, rtmp applications: [RTMPApplication]?, port chosen: UInt16?,
-        server: @Sendable (URL, UInt16) -> String
+        rtmpPort chosenRTMPPort: UInt16?, server: @Sendable (URL, UInt16) -> String
     ) throws -> (ChildProcess, URL, UInt16, UInt16?) {
         let directory = try TestRun.makeTemporaryDirectory(name)
         let port = try chosen ?? LocalNetwork.freePort()
-        let rtmpPort = applications == nil ? nil : try LocalNetwork.freePort()
+        let rtmpPort = applications == nil ? nil : try chosenRTMPPort ?? LocalNetwork.freePort()
         for sub in ["temp", "hls"] {
             try FileManager.default.createDirectory(
                 at: directory.appendingPathComponent(sub), withIntermediateDirectories: true)

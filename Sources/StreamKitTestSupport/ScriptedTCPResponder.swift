@@ -24,6 +24,9 @@ public final class ScriptedTCPResponder: Sendable {
         case sendSlowly([UInt8], interval: Duration)
         /// Do nothing for a while.
         case sleep(Duration)
+        /// Read and drop whatever arrives for a while, so that a `close` that follows is a FIN
+        /// (closing with unread bytes would reset the connection).
+        case drain(Duration)
         /// Keep the connection open, sending nothing, until the peer closes or the responder stops.
         case stall
         /// Close the connection normally (FIN).
@@ -144,6 +147,15 @@ public final class ScriptedTCPResponder: Sendable {
                 }
             case .sleep(let duration):
                 Thread.sleep(forTimeInterval: duration.seconds)
+            case .drain(let duration):
+                let deadline = ContinuousClock.now + duration
+                while !isStopped, ContinuousClock.now < deadline {
+                    var descriptor = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
+                    if poll(&descriptor, 1, 10) > 0 {
+                        var bytes = [UInt8](repeating: 0, count: 4_096)
+                        if recv(connection, &bytes, bytes.count, 0) <= 0 { break }
+                    }
+                }
             case .stall:
                 while !isStopped {
                     var descriptor = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)

@@ -43,14 +43,19 @@ import Testing
                 OVERVIEW: Record a live RTMP stream to an FLV file.
 
                 The file starts with the stream's metadata and sequence headers, then media from
-                the first keyframe, with timestamps starting at zero. Recording stops after
-                --duration seconds of media, when the server ends the stream, or when no media
-                arrives for --idle-timeout seconds; a dropped connection is reopened once.
-                Ctrl-C stops it with a complete file (exit code 130).
+                the first keyframe, with timestamps starting at zero. It is written as
+                OUT.flv.part and renamed to OUT.flv with the first media; an existing OUT.flv is
+                refused unless --overwrite, and nothing is left when no media arrives. Recording
+                stops after --duration seconds of media, when the server ends the stream, or
+                when no media arrives for --idle-timeout seconds. A dropped connection is
+                reopened (--reconnect times in a row, waiting 1 s, then 2, 4, up to 30 s) and
+                the file continues. Exit code 0 when media was recorded, however the stream
+                ended; 2 when it ended before --duration; 1 when nothing was recorded; Ctrl-C
+                stops it with a complete file (130).
 
                 USAGE: streamkit rtmp record <rtmp-url> --output <out.flv>
-                       [--duration <seconds>] [--idle-timeout <seconds>] [--digest-handshake]
-                       [--json]
+                       [--duration <seconds>] [--idle-timeout <seconds>] [--reconnect <n>]
+                       [--reconnect-forever] [--overwrite] [--digest-handshake] [--json]
 
                 ARGUMENTS:
                   <rtmp-url>              The stream:
@@ -62,6 +67,11 @@ import Testing
                   --idle-timeout <seconds>
                                           Stop when no media arrives for this long. (default:
                                           10.0)
+                  --reconnect <n>         Reopen a dropped connection up to this many times in a
+                                          row. (default: 1)
+                  --reconnect-forever     Reopen a dropped connection however many times it
+                                          takes.
+                  --overwrite             Replace an existing output file.
                   --digest-handshake      Use the Flash Player 9 digest handshake.
                   --json                  Print progress and the result as JSON lines.
                   -h, --help              Show help information.

@@ -46,6 +46,17 @@ import Testing
         throw TestSupportError("the session did not fail")
     }
 
+    /// nginx-rtmp closes the connection for an unknown application; only a close during
+    /// `connect` says so, a reset does not.
+    @Test func onlyACloseDuringConnectHintsAtAnUnknownApplication() async throws {
+        let (closed, _) = try await failure(of: Self.script([.drain(.milliseconds(200)), .close]))
+        #expect(closed.kind == .connectionClosed && closed.description.contains("unknown application"), "\(closed)")
+        let (reset, _) = try await failure(of: Self.script([.sleep(.milliseconds(50)), .reset]))
+        #expect(
+            reset.kind == .connectionLost && reset.description.contains("application 'live'")
+                && !reset.description.contains("nginx"), "\(reset)")
+    }
+
     @Test(arguments: [
         (hexBytes("02 000000 000004 01 00000000 00000000"), "chunk size to 0"),
         (hexBytes("02 000000 000004 01 00000000 80000000"), "chunk size to 2147483648"),

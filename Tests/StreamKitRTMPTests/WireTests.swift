@@ -67,6 +67,8 @@ import Testing
             "rtmp://h/app?token=abc/inst"
         ),
         ("rtmp://[::1]:1936/live/show", "::1", 1936, "live", "show", "rtmp://[::1]:1936/live"),
+        ("rtmp://h/live/u9#frag", "h", 1935, "live", "u9", "rtmp://h/live"),
+        ("rtmp://h/live/show?key=1#frag/x", "h", 1935, "live", "show?key=1", "rtmp://h/live"),
     ])
     func splitsAppAndStream(
         _ text: String, _ host: String, _ port: UInt16, _ application: String, _ stream: String, _ tcURL: String
@@ -83,6 +85,13 @@ import Testing
     ])
     func rejectsBadURLs(_ text: String) throws {
         #expect(throws: RTMPError.invalidURL("", "")) { try RTMPURL(text) }
+    }
+
+    /// RTMP has no place for credentials: they are refused by name, and the password is not repeated.
+    @Test func refusesCredentialsWithoutRepeatingThem() throws {
+        let error = #expect(throws: RTMPError.self) { try RTMPURL("rtmp://user:s3cret@h:1936/live/show") }
+        let text = error.map { "\($0)" } ?? ""
+        #expect(text.contains("credentials") && !text.contains("s3cret") && !text.contains("no host"), "\(text)")
     }
 }
 

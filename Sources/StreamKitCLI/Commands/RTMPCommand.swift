@@ -29,9 +29,14 @@ public struct RTMPRecordCommand: ParsableCommand {
         abstract: "Record a live RTMP stream to an FLV file.",
         discussion: """
             The file starts with the stream's metadata and sequence headers, then media from the first \
-            keyframe, with timestamps starting at zero. Recording stops after --duration seconds of media, \
-            when the server ends the stream, or when no media arrives for --idle-timeout seconds; a \
-            dropped connection is reopened once. Ctrl-C stops it with a complete file (exit code 130).
+            keyframe, with timestamps starting at zero. It is written as OUT.flv.part and renamed to \
+            OUT.flv with the first media; an existing OUT.flv is refused unless --overwrite, and \
+            nothing is left when no media arrives. Recording stops after --duration seconds of media, \
+            when the server ends the stream, or when no media arrives for --idle-timeout seconds. A \
+            dropped connection is reopened (--reconnect times in a row, waiting 1 s, then 2, 4, up \
+            to 30 s) and the file continues. Exit code 0 when media was recorded, however the \
+            stream ended; 2 when it ended before --duration; 1 when nothing was recorded; Ctrl-C \
+            stops it with a complete file (130).
             """,
         examples: [
             .init("Record until the stream ends", "streamkit rtmp record rtmp://example.com/live/show -o show.flv"),
@@ -46,6 +51,12 @@ public struct RTMPRecordCommand: ParsableCommand {
     var duration: Double?
     @Option(valueName: "seconds", help: "Stop when no media arrives for this long.")
     var idleTimeout: Double = 10
+    @Option(valueName: "n", help: "Reopen a dropped connection up to this many times in a row.")
+    var reconnect: Int = 1
+    @Flag(help: "Reopen a dropped connection however many times it takes.")
+    var reconnectForever = false
+    @Flag(help: "Replace an existing output file.")
+    var overwrite = false
     @OptionGroup var session: RTMPSessionOptions
 
     public init() {}
@@ -55,6 +66,10 @@ public struct RTMPRecordCommand: ParsableCommand {
         if let duration, !(duration > 0) { throw ValidationError("--duration must be positive, got \(duration)") }
         guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive, got \(idleTimeout)") }
         guard !output.isEmpty else { throw ValidationError("--output must name a file") }
+        guard reconnect >= 0 else { throw ValidationError("--reconnect must not be negative, got \(reconnect)") }
+        if !overwrite && FileManager.default.fileExists(atPath: output) {
+            throw ValidationError("\(output) exists; pass --overwrite to replace it")
+        }
     }
 
     public func run(_ context: CommandContext) async throws {
@@ -62,7 +77,8 @@ public struct RTMPRecordCommand: ParsableCommand {
         let connection = session.connection(.recording)
         let options = RTMPRecorder.Options(
             duration: duration.map { .milliseconds(Int64(($0 * 1_000).rounded())) },
-            idleTimeout: .milliseconds(Int64((idleTimeout * 1_000).rounded())), connection: connection)
+            idleTimeout: .milliseconds(Int64((idleTimeout * 1_000).rounded())),
+            reconnects: reconnectForever ? nil : reconnect, overwrite: overwrite, connection: connection)
         let recorder = RTMPRecorder(url: rtmpURL, options: options)
         let reporter = ProgressPrinter(context: context, json: session.json)
         let output = output
@@ -80,14 +96,28 @@ public struct RTMPRecordCommand: ParsableCommand {
             throw ExitCode.failure
         }
         let progress = summary.progress
+        var end: [String: JSONValue] = [
+            "end": .string("\(summary.endReason)"), "endReason": .string(summary.endReason.code),
+        ]
+        if let written = summary.output { end["output"] = .string(written) }
+        guard summary.output != nil else {
+            reporter.finish(
+                "Nothing recorded, nothing written: \(summary.endReason)",
+                fields: Self.fields(progress).merging(end) { $1 })
+            throw summary.endReason == .cancelled ? ExitCode.interrupted : ExitCode.failure
+        }
         reporter.finish(
             "Recorded \(Self.seconds(progress.duration)) (\(Self.bytes(progress.bytes)), \(progress.videoFrames) video and "
                 + "\(progress.audioFrames) audio frames) to \(output): \(summary.endReason)",
-            fields: Self.fields(progress).merging(["output": .string(output), "end": .string("\(summary.endReason)")]) {
-                $1
-            })
+            fields: Self.fields(progress).merging(end) { $1 })
         if summary.endReason == .cancelled { throw ExitCode.interrupted }
+        // Media was recorded: the stream ending, however it ended, is a success unless it came
+        // before the requested duration.
+        if duration != nil && summary.endReason != .durationReached { throw Self.endedEarly }
     }
+
+    /// Exit code 2: the recording is complete but shorter than --duration asked for.
+    static let endedEarly = ExitCode.finishedWithGaps
 
     private static func fields(_ progress: RTMPRecorder.Progress) -> [String: JSONValue] {
         [

@@ -4,7 +4,8 @@
 /// segment (with the query string, which servers read as stream arguments, such as a key); the
 /// application is everything before it, instances and slashes included, and may carry a query
 /// string of its own (`rtmp://host/app?token=abc/stream`). The port defaults to 1935.
-/// A query string on the stream name must not itself contain a slash.
+/// A query string on the stream name must not itself contain a slash. A fragment (`#...`) is
+/// dropped; credentials (`user:password@host`) are refused, as RTMP has no place for them.
 public struct RTMPURL: Hashable, Sendable, CustomStringConvertible {
     /// The default RTMP port.
     public static let defaultPort: UInt16 = 1935
@@ -29,9 +30,16 @@ public struct RTMPURL: Hashable, Sendable, CustomStringConvertible {
         guard scheme == "rtmp" else {
             throw .invalidURL(string, "scheme '\(scheme)' is not supported (only rtmp://)")
         }
-        let rest = string[schemeEnd.upperBound...]
+        // A fragment is never sent to a server.
+        let rest = string[schemeEnd.upperBound..<(string.firstIndex(of: "#") ?? string.endIndex)]
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
         authority = String(rest[..<slash])
+        if authority.contains("@") {
+            // Not echoed: the URL holds a password.
+            throw .invalidURL(
+                "rtmp://…@" + rest[rest.index(after: rest[..<slash].lastIndex(of: "@")!)...],
+                "credentials (user:password@) are not supported in rtmp:// URLs")
+        }
         let path = slash < rest.endIndex ? String(rest[rest.index(after: slash)...]) : ""
 
         var hostPart = Substring(authority)
@@ -51,7 +59,7 @@ public struct RTMPURL: Hashable, Sendable, CustomStringConvertible {
             portPart = hostPart[hostPart.index(after: colon)...]
             hostPart = hostPart[..<colon]
         }
-        guard !hostPart.isEmpty, !hostPart.contains("@") else { throw .invalidURL(string, "no host") }
+        guard !hostPart.isEmpty else { throw .invalidURL(string, "no host") }
         host = String(hostPart)
         if let portPart {
             guard let value = UInt16(portPart), value > 0 else { throw .invalidURL(string, "bad port '\(portPart)'") }

@@ -15,8 +15,8 @@ import Darwin
 ///
 /// Owned by one task; the file is valid FLV after every tag that reaches the disk.
 public final class FLVFileWriter {
-    /// The file's path.
-    public let path: String
+    /// The file's path (it changes when ``move(to:replacing:)`` renames the file).
+    public private(set) var path: String
     /// Bytes in the file, counting those still buffered.
     public private(set) var size: Int64 = 0
     private var descriptor: Int32
@@ -29,10 +29,11 @@ public final class FLVFileWriter {
 
     /// Creates (or truncates) the file at `path` and writes the FLV header.
     ///
+    /// - Parameter exclusive: Fail with `EEXIST` instead of truncating a file that is there.
     /// - Throws: ``SystemError`` when the file cannot be created.
-    public init(path: String, header: FLVHeader = FLVHeader()) throws(SystemError) {
+    public init(path: String, header: FLVHeader = FLVHeader(), exclusive: Bool = false) throws(SystemError) {
         self.path = path
-        descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        descriptor = open(path, O_WRONLY | O_CREAT | (exclusive ? O_EXCL : O_TRUNC) | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw .current("open", subject: path) }
         header.write(into: &buffer)
         buffer.writeInteger(UInt32(0))  // PreviousTagSize0
@@ -140,6 +141,36 @@ public final class FLVFileWriter {
             throw .current("close", subject: path)
         }
         descriptor = -1
+    }
+
+    /// Renames the file to `destination` while it stays open for writing.
+    ///
+    /// - Parameter replacing: Whether a file at `destination` is replaced; when false, one that
+    ///   is there fails with `EEXIST` and nothing changes.
+    /// - Throws: ``SystemError`` when the file cannot be renamed.
+    public func move(to destination: String, replacing: Bool) throws(SystemError) {
+        if replacing {
+            guard rename(path, destination) == 0 else { throw .current("rename", subject: destination) }
+        } else {
+            // link() never replaces what is there, which rename() would. A file system without
+            // hard links gets a check, then rename().
+            if link(path, destination) == 0 {
+                unlink(path)
+            } else {
+                let error = SystemError.current("link", subject: destination)
+                guard error.code != EEXIST, access(destination, F_OK) != 0, rename(path, destination) == 0 else {
+                    throw error.code == EEXIST ? error : .current("rename", subject: destination)
+                }
+            }
+        }
+        path = destination
+    }
+
+    /// Closes the file and deletes it.
+    public func discard() {
+        if descriptor >= 0 { close(descriptor) }
+        descriptor = -1
+        unlink(path)
     }
 
     private func patch(_ bytes: ByteBuffer, at offset: Int64) throws(SystemError) {

@@ -1,30 +1,53 @@
 import StreamKitCore
 import StreamKitFLV
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Records a live RTMP stream to an FLV file, the job of `streamkit rtmp record`.
 ///
 /// It plays the stream, feeds a ``RecordingStateMachine`` and writes what it returns. The
 /// recording stops at the requested duration, when the server ends the stream, or when no media
 /// arrives for the idle timeout (a live stream nobody publishes still "starts" on nginx-rtmp).
-/// A connection that drops without the server ending the stream is reopened, as many times as
-/// ``Options/reconnects`` allows, and the file continues.
+/// A connection that drops without the server ending the stream is reopened, as
+/// ``Options/reconnects`` allows with a growing wait, and the file continues.
+///
+/// The file is written as `PATH.part` and renamed to `PATH` with the first media, so an existing
+/// file is never touched before there is something to replace it with, and a recording that
+/// gets no media leaves nothing behind.
 public struct RTMPRecorder: Sendable {
     public struct Options: Hashable, Sendable {
         /// Stop after this much media time; `nil` records until the stream ends.
         public var duration: Duration?
         /// Stop (or fail, if nothing was recorded) when no media arrives for this long.
         public var idleTimeout: Duration
-        /// How many times a dropped connection is reopened.
-        public var reconnects: Int
+        /// How many times in a row a dropped connection is reopened; `nil` for no limit.
+        public var reconnects: Int?
+        /// The wait before the first attempt to reopen; it doubles with each failed attempt.
+        public var reconnectDelay: Duration
+        /// The longest wait between attempts to reopen.
+        public var maximumReconnectDelay: Duration
+        /// Whether a file already at the output path is replaced; when false, the recording fails
+        /// before it connects.
+        public var overwrite: Bool
         public var connection: RTMPConnection.Configuration
 
         public init(
-            duration: Duration? = nil, idleTimeout: Duration = .seconds(10), reconnects: Int = 1,
-            connection: RTMPConnection.Configuration = .recording
+            duration: Duration? = nil, idleTimeout: Duration = .seconds(10), reconnects: Int? = 1,
+            reconnectDelay: Duration = .seconds(1), maximumReconnectDelay: Duration = .seconds(30),
+            overwrite: Bool = false, connection: RTMPConnection.Configuration = .recording
         ) {
             self.duration = duration
             self.idleTimeout = idleTimeout
             self.reconnects = reconnects
+            self.reconnectDelay = reconnectDelay
+            self.maximumReconnectDelay = maximumReconnectDelay
+            self.overwrite = overwrite
             self.connection = connection
         }
     }
@@ -34,6 +57,8 @@ public struct RTMPRecorder: Sendable {
         case durationReached
         case streamEnded(String)
         case idleTimeout
+        /// The connection failed after media was recorded and could not be reopened.
+        case connectionLost(String)
         case cancelled
 
         public var description: String {
@@ -41,7 +66,20 @@ public struct RTMPRecorder: Sendable {
             case .durationReached: "the requested duration was reached"
             case .streamEnded(let reason): "the server ended the stream (\(reason))"
             case .idleTimeout: "no media arrived for the idle timeout"
+            case .connectionLost(let reason): "the connection was lost (\(reason))"
             case .cancelled: "interrupted"
+            }
+        }
+
+        /// A short, stable name for machines: `duration`, `streamEnded`, `idleTimeout`,
+        /// `connectionLost` or `cancelled`.
+        public var code: String {
+            switch self {
+            case .durationReached: "duration"
+            case .streamEnded: "streamEnded"
+            case .idleTimeout: "idleTimeout"
+            case .connectionLost: "connectionLost"
+            case .cancelled: "cancelled"
             }
         }
     }
@@ -62,6 +100,8 @@ public struct RTMPRecorder: Sendable {
     public struct Summary: Hashable, Sendable {
         public var progress: Progress
         public var endReason: EndReason
+        /// Where the recording is; `nil` when no media arrived and no file was left.
+        public var output: String?
     }
 
     public let url: RTMPURL
@@ -77,29 +117,50 @@ public struct RTMPRecorder: Sendable {
     /// Records to `path`, reporting progress after each batch of messages.
     ///
     /// - Throws: ``RTMPError`` when the stream cannot be played or nothing arrived before the idle
-    ///   timeout; ``SystemError`` when the file cannot be written.
+    ///   timeout; ``SystemError`` when the file cannot be written, or (`EEXIST`) is there and
+    ///   ``Options/overwrite`` is off. Nothing is left at `path` or beside it then, unless media
+    ///   had been recorded.
     public func record(
         to path: String, progress report: @Sendable (Progress) -> Void = { _ in }
     ) async throws -> Summary {
-        let writer = try FLVFileWriter(path: path)
+        if !options.overwrite && access(path, F_OK) == 0 {
+            throw SystemError(code: EEXIST, operation: "open", subject: path)
+        }
+        let writer = try FLVFileWriter(path: path + ".part", exclusive: true)
         var machine = RecordingStateMachine(
             durationLimit: options.duration.map {
                 $0.components.seconds * 1_000 + $0.components.attoseconds / 1_000_000_000_000_000
             })
-        var reconnectsLeft = options.reconnects
+        var backoff = ReconnectBackoff(
+            limit: options.reconnects, initialDelay: options.reconnectDelay,
+            maximumDelay: options.maximumReconnectDelay)
         var reconnects = 0
         var streamOpened = false
+        var renamed = false
+        // The drop that reconnecting is trying to recover from.
+        var drop: RTMPError?
         var endReason: EndReason?
         func progress() -> Progress {
             Progress(
                 duration: machine.duration, bytes: writer.size, videoFrames: machine.videoFrames,
                 audioFrames: machine.audioFrames, reconnects: reconnects)
         }
+        // The final name arrives with the first media.
+        func renameOnMedia() throws {
+            guard machine.hasStarted, !renamed else { return }
+            try writer.move(to: path, replacing: options.overwrite)
+            renamed = true
+        }
+        func fail(_ error: any Error) throws -> Never {
+            if renamed { try? writer.finish(duration: machine.duration) } else { writer.discard() }
+            throw error
+        }
 
         while endReason == nil {
             let connection = RTMPConnection(url: url, role: .play, configuration: options.connection, logger: logger)
             do {
                 try await connection.open()
+                if streamOpened { reconnects += 1 }
                 streamOpened = true
                 var lastReport = ContinuousClock.now
                 while endReason == nil {
@@ -107,6 +168,7 @@ public struct RTMPRecorder: Sendable {
                         endReason = .cancelled
                         break
                     }
+                    let framesBefore = machine.videoFrames + machine.audioFrames
                     for event in try await connection.nextMessages(idleTimeout: options.idleTimeout)
                     where endReason == nil {
                         switch event {
@@ -122,6 +184,11 @@ public struct RTMPRecorder: Sendable {
                             }
                         }
                     }
+                    if machine.videoFrames + machine.audioFrames > framesBefore {
+                        backoff.reset()
+                        drop = nil
+                    }
+                    try renameOnMedia()
                     if ContinuousClock.now - lastReport >= .milliseconds(500) {
                         lastReport = ContinuousClock.now
                         report(progress())
@@ -134,29 +201,37 @@ public struct RTMPRecorder: Sendable {
                     endReason = .cancelled
                 } else if error.kind == .idleTimeout && machine.hasStarted {
                     endReason = .idleTimeout
-                } else if (error.kind == .connectionClosed || error.kind == .connectionLost) && reconnectsLeft > 0
-                    && streamOpened
-                {
-                    reconnectsLeft -= 1
-                    reconnects += 1
-                    logger.warning("the connection dropped (\(error)); reconnecting")
+                } else if streamOpened && Self.reconnectable.contains(error.kind), let delay = backoff.nextDelay() {
+                    logger.warning("the connection dropped (\(error)); reconnecting in \(delay)")
+                    drop = drop ?? error
                     machine.reconnected()
+                    do { try await Task.sleep(for: delay) } catch { endReason = .cancelled }
+                } else if machine.hasStarted {
+                    // What was recorded stays a complete file: the stream ended, if not cleanly.
+                    endReason = .connectionLost(drop.map { "\($0); reconnecting failed: \(error)" } ?? "\(error)")
                 } else {
-                    try? writer.finish(duration: machine.duration)
-                    throw error
+                    try fail(error)
                 }
             } catch {
                 await connection.close()
-                try? writer.finish(duration: machine.duration)
-                throw error
+                if Task.isCancelled && !(error is SystemError) { endReason = .cancelled } else { try fail(error) }
             }
         }
-        try writer.finish(duration: machine.duration)
-        if !machine.hasStarted, case .streamEnded(let reason) = endReason {
-            throw RTMPError.noMedia(url.streamName, reason)
+        guard machine.hasStarted else {
+            writer.discard()
+            if case .streamEnded(let reason) = endReason { throw RTMPError.noMedia(url.streamName, reason) }
+            return Summary(progress: progress(), endReason: endReason!, output: nil)
         }
+        do { try renameOnMedia() } catch { try fail(error) }
+        try writer.finish(duration: machine.duration)
         let final = progress()
         report(final)
-        return Summary(progress: final, endReason: endReason!)
+        return Summary(progress: final, endReason: endReason!, output: path)
     }
+
+    /// Failures of the connection, not of the stream, after which it is worth connecting again.
+    static let reconnectable: Set<RTMPError.Kind> = [
+        .connectionClosed, .connectionLost, .connectionFailed, .connectTimedOut, .handshakeFailed,
+        .handshakeTimedOut, .responseTimeout,
+    ]
 }

@@ -304,9 +304,11 @@ public actor RTMPConnection {
         let context =
             switch machine.phase {
             case .handshaking: "\(what) during the handshake"
-            case .connecting:
+            // nginx-rtmp closes (never resets) the connection for an unknown application.
+            case .connecting where lost == nil:
                 "\(what) while connecting to application '\(url.application)' "
                     + "(nginx-rtmp does this for an unknown application)"
+            case .connecting: "\(what) while connecting to application '\(url.application)'"
             case .creatingStream, .startingStream: "\(what) before starting stream '\(url.streamName)'"
             default: "\(what): \(url)"
             }

@@ -1,0 +1,143 @@
+import Foundation
+import StreamKitCLI
+import StreamKitTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `streamkit rtmp record` never destroys a file, leaves nothing when nothing was recorded, and
+/// keeps (exit 0) what was recorded however the stream ended.
+@Suite(.requires(.nginxRTMP, .ffmpeg, .ffprobe))
+struct RecordingEndTests {
+    private func run(_ arguments: [String]) async -> (ExitCode, String, String) {
+        await CommandRunner.runCapturing(arguments: arguments)
+    }
+
+    /// The names in `directory`, sorted.
+    private func contents(_ directory: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+    }
+
+    /// Waits until the recording has media: the output appears under its own name with the first of it.
+    private func waitForMedia(_ output: URL) async throws {
+        let appeared = await eventually(timeout: .seconds(30), interval: .milliseconds(20)) {
+            FileManager.default.fileExists(atPath: output.path)
+        }
+        try #require(appeared, "no media recorded to \(output.lastPathComponent)")
+    }
+
+    @Test func anExistingFileIsRefusedOrSurvivesAFailure() async throws {
+        let directory = try TestRun.makeTemporaryDirectory("rtmp-keep")
+        let output = directory.appendingPathComponent("kept.flv")
+        let original = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try original.write(to: output)
+        let refused = "rtmp://127.0.0.1:\(try LocalNetwork.freePort())/live/none"
+
+        let (code, _, error) = await run(["rtmp", "record", refused, "-o", output.path])
+        #expect(code == .usage && error.contains("exists") && error.contains("--overwrite"), "\(error)")
+        #expect(try Data(contentsOf: output) == original)
+
+        let (overwriteCode, _, overwriteError) = await run([
+            "rtmp", "record", refused, "-o", output.path, "--overwrite",
+        ])
+        #expect(overwriteCode == .failure && overwriteError.contains("refused"), "\(overwriteError)")
+        #expect(try Data(contentsOf: output) == original, "a failed recording left the file as it was")
+        #expect(try contents(directory) == ["kept.flv"])
+    }
+
+    @Test func nothingIsLeftWhenNothingWasRecorded() async throws {
+        let directory = try TestRun.makeTemporaryDirectory("rtmp-nothing")
+        let output = directory.appendingPathComponent("none.flv")
+        let refused = "rtmp://127.0.0.1:\(try LocalNetwork.freePort())/live/none"
+        let (code, _, _) = await run(["rtmp", "record", refused, "-o", output.path])
+        #expect(code == .failure)
+        #expect(try contents(directory).isEmpty, "left behind after a refused connection")
+
+        // Nobody publishes: nginx starts the play anyway, and the idle timeout ends it.
+        let nginx = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
+        let (idleCode, _, idleError) = await run([
+            "rtmp", "record", nginx.rtmpURL(application: "live", stream: "nobody"), "-o", output.path,
+            "--idle-timeout", "1",
+        ])
+        #expect(idleCode == .failure && idleError.contains("idle timeout"), "\(idleError)")
+        #expect(try contents(directory).isEmpty, "left behind after an idle timeout")
+        await nginx.stop()
+    }
+
+    /// nginx killed under a recording: the reconnect is refused, what was recorded stays a valid
+    /// file, and the result says why it ended.
+    @Test func aKilledServerAfterMediaExits0() async throws {
+        let source = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: 8, segmentSeconds: 1)).entryFile
+        let nginx = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
+        let url = nginx.rtmpURL(application: "live", stream: "killed")
+        let output = try TestRun.makeTemporaryDirectory("rtmp-killed").appendingPathComponent("killed.flv")
+        let recording = Task { await run(["rtmp", "record", url, "-o", output.path, "--json"]) }
+        try await nginx.waitForErrorLog("play: name='killed'")
+        let publisher = try RealPeers.ffmpegPublisher(source, to: url)
+        try await waitForMedia(output)
+        try await Task.sleep(for: .seconds(1))
+        nginx.process.signal(SIGKILL)
+        let (code, text, error) = await recording.value
+        #expect(code == .success, "\(error)")
+        let result = text.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(
+            result.contains("\"event\":\"result\"") && result.contains("\"endReason\":\"connectionLost\"")
+                && result.contains("the connection was lost"), "\(text)")
+        let probe = try await Probe.of(output)
+        #expect(probe.videoPackets > 0 && probe.duration > 0.5, "\(probe)")
+        await publisher.stop()
+        await nginx.stop()
+    }
+
+    /// The stream ends before `--duration`: the recording is kept, with exit code 2.
+    @Test func aStreamShorterThanTheDurationExits2() async throws {
+        let source = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: NginxRTMPTests.seconds))
+        let nginx = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
+        let url = nginx.rtmpURL(application: "live", stream: "short")
+        let output = try TestRun.makeTemporaryDirectory("rtmp-short").appendingPathComponent("short.flv")
+        let recording = Task { await run(["rtmp", "record", url, "-o", output.path, "--duration", "60"]) }
+        try await nginx.waitForErrorLog("play: name='short'")
+        let (publishCode, _, publishError) = await run(["rtmp", "publish", source.entryFile.path, url, "--realtime"])
+        #expect(publishCode == .success, "\(publishError)")
+        let (code, text, error) = await recording.value
+        #expect(code == ExitCode(2), "\(text)\(error)")
+        #expect(text.contains("Recorded") && text.contains("the server ended the stream"), "\(text)")
+        #expect(try await Probe.of(output).videoPackets > 0)
+        await nginx.stop()
+    }
+
+    /// nginx restarted on the same port under a recording: it reconnects and the same file
+    /// continues, its timestamps increasing across the restart.
+    @Test func reconnectsAcrossAServerRestart() async throws {
+        let source = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: 6, segmentSeconds: 1)).entryFile
+        let first = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
+        let port = try #require(first.rtmpPort)
+        let url = first.rtmpURL(application: "live", stream: "again")
+        let output = try TestRun.makeTemporaryDirectory("rtmp-restart").appendingPathComponent("again.flv")
+        let recording = Task { await run(["rtmp", "record", url, "-o", output.path, "--reconnect", "3", "--json"]) }
+        try await first.waitForErrorLog("play: name='again'")
+        let firstPublisher = try RealPeers.ffmpegPublisher(source, to: url)
+        try await waitForMedia(output)
+        try await Task.sleep(for: .seconds(2))
+        first.process.signal(SIGKILL)
+        await first.stop()
+        await firstPublisher.stop()
+
+        let second = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")], rtmpPort: port)
+        try await second.waitForErrorLog("play: name='again'")
+        let secondPublisher = try RealPeers.ffmpegPublisher(source, to: url)
+        let (code, text, error) = await recording.value
+        #expect(code == .success, "\(error)")
+        let result = text.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(result.contains("\"reconnects\":1") && result.contains("\"endReason\":\"streamEnded\""), "\(text)")
+        let probe = try await Probe.of(output)
+        #expect(
+            zip(probe.videoTimes, probe.videoTimes.dropFirst()).allSatisfy { $0 < $1 }, "timestamps keep increasing")
+        // Over a second before the restart, and most of the six seconds after it.
+        #expect(probe.duration > 6.5, "\(probe.duration) s")
+        _ = try? await secondPublisher.wait(timeout: .seconds(30))
+        await second.stop()
+    }
+}
