@@ -55,6 +55,20 @@ struct RecordingEndTests {
         #expect(code == .failure)
         #expect(try contents(directory).isEmpty, "left behind after a refused connection")
 
+        // A `.part` another recording holds is refused and left to it; one a killed recording left
+        // behind is taken over (and, with nothing recorded, removed).
+        let part = directory.appendingPathComponent("none.flv.part")
+        try Data("half a recording".utf8).write(to: part)
+        let held = open(part.path, O_RDONLY | O_CLOEXEC)
+        try #require(held >= 0 && flock(held, LOCK_EX | LOCK_NB) == 0)
+        let (heldCode, _, heldError) = await run(["rtmp", "record", refused, "-o", output.path])
+        #expect(heldCode == .failure && heldError.contains("another recording"), "\(heldError)")
+        #expect(try Data(contentsOf: part) == Data("half a recording".utf8))
+        close(held)
+        let (staleCode, _, staleError) = await run(["rtmp", "record", refused, "-o", output.path])
+        #expect(staleCode == .failure && staleError.contains("refused"), "\(staleError)")
+        #expect(try contents(directory).isEmpty, "a stale .part stayed")
+
         // Nobody publishes: nginx starts the play anyway, and the idle timeout ends it.
         let nginx = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
         let (idleCode, _, idleError) = await run([

@@ -29,12 +29,30 @@ public final class FLVFileWriter {
 
     /// Creates (or truncates) the file at `path` and writes the FLV header.
     ///
-    /// - Parameter exclusive: Fail with `EEXIST` instead of truncating a file that is there.
-    /// - Throws: ``SystemError`` when the file cannot be created.
+    /// - Parameter exclusive: Hold an exclusive `flock` on the file while writing, and truncate it
+    ///   only once the lock is held: a file another writer holds is refused (`EBUSY`), one left by
+    ///   a writer that died is taken over (the kernel dropped its lock).
+    /// - Throws: ``SystemError`` when the file cannot be created or another writer holds it.
     public init(path: String, header: FLVHeader = FLVHeader(), exclusive: Bool = false) throws(SystemError) {
         self.path = path
-        descriptor = open(path, O_WRONLY | O_CREAT | (exclusive ? O_EXCL : O_TRUNC) | O_CLOEXEC, 0o644)
+        descriptor = open(path, O_WRONLY | O_CREAT | (exclusive ? 0 : O_TRUNC) | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw .current("open", subject: path) }
+        if exclusive {
+            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+                let code = errno
+                close(descriptor)
+                descriptor = -1
+                throw SystemError(
+                    code: code == EWOULDBLOCK ? EBUSY : code, operation: "lock (another recording writes it)",
+                    subject: path)
+            }
+            guard ftruncate(descriptor, 0) == 0 else {
+                let error = SystemError.current("ftruncate", subject: path)
+                close(descriptor)
+                descriptor = -1
+                throw error
+            }
+        }
         header.write(into: &buffer)
         buffer.writeInteger(UInt32(0))  // PreviousTagSize0
         size = Int64(buffer.readableBytes)
@@ -168,9 +186,10 @@ public final class FLVFileWriter {
 
     /// Closes the file and deletes it.
     public func discard() {
+        // Unlinked while still held: no other writer can have claimed this file in between.
+        unlink(path)
         if descriptor >= 0 { close(descriptor) }
         descriptor = -1
-        unlink(path)
     }
 
     private func patch(_ bytes: ByteBuffer, at offset: Int64) throws(SystemError) {
