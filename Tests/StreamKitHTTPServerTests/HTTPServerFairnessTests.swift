@@ -1,7 +1,8 @@
 import Foundation
-import StreamKitHTTPServer
 import StreamKitTestSupport
 import Testing
+
+@testable import StreamKitHTTPServer
 
 #if canImport(Glibc)
 import Glibc
@@ -17,7 +18,8 @@ import Darwin
     /// shipped, and with it as high as the server's, where the server-wide eviction does the work.
     @Test(arguments: [HTTPServerConfiguration().maximumConnectionsPerClient, 1024])
     func aNewClientIsAnsweredWhileOneProcessHolds1100IdleConnections(perClient: Int) async throws {
-        try #require(raiseDescriptorLimit(to: 2 * 1_100 + 1_024), "the descriptor limit is too low for this test")
+        try #require(
+            (ServerDescriptorLimit.raise() ?? 0) >= 2 * 1_100 + 1_024, "the descriptor limit is too low for this test")
         let test = try TestServer.start { $0.maximumConnectionsPerClient = perClient }
         #expect(test.server.connectionCount == 0)
         let port = test.port
@@ -112,19 +114,4 @@ private func isReadable(_ connection: RawHTTPConnection, within timeout: Duratio
     var entry = pollfd(fd: connection.descriptor, events: Int16(POLLIN), revents: 0)
     let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
     return poll(&entry, 1, milliseconds) == 1
-}
-
-/// Raises this process's soft descriptor limit to at least `wanted` if the hard limit allows.
-private func raiseDescriptorLimit(to wanted: Int) -> Bool {
-    #if canImport(Glibc)
-    let resource = Int32(RLIMIT_NOFILE.rawValue)
-    #else
-    let resource = RLIMIT_NOFILE
-    #endif
-    var limit = rlimit()
-    guard getrlimit(resource, &limit) == 0 else { return false }
-    if limit.rlim_cur >= rlim_t(wanted) { return true }
-    guard limit.rlim_max >= rlim_t(wanted) else { return false }
-    limit.rlim_cur = rlim_t(wanted)
-    return setrlimit(resource, &limit) == 0
 }
