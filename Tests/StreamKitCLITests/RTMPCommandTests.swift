@@ -55,7 +55,8 @@ import Testing
 
                 USAGE: streamkit rtmp record <rtmp-url> --output <out.flv>
                        [--duration <seconds>] [--idle-timeout <seconds>] [--reconnect <n>]
-                       [--reconnect-forever] [--overwrite] [--digest-handshake] [--json]
+                       [--reconnect-forever] [--overwrite] [--digest-handshake]
+                       [--enhanced-codecs <fourccs>] [--json]
 
                 ARGUMENTS:
                   <rtmp-url>              The stream:
@@ -73,6 +74,12 @@ import Testing
                                           takes.
                   --overwrite             Replace an existing output file.
                   --digest-handshake      Use the Flash Player 9 digest handshake.
+                  --enhanced-codecs <fourccs>
+                                          Also announce these Enhanced RTMP codecs in connect
+                                          (comma-separated: hvc1, av01, vp09, avc1, Opus, fLaC,
+                                          ac-3, ec-3, .mp3, mp4a). publish always announces
+                                          those its file uses; record announces none without
+                                          this.
                   --json                  Print progress and the result as JSON lines.
                   -h, --help              Show help information.
 
@@ -97,7 +104,7 @@ import Testing
                 server reads.
 
                 USAGE: streamkit rtmp publish <in.flv> <rtmp-url> [--realtime]
-                       [--digest-handshake] [--json]
+                       [--digest-handshake] [--enhanced-codecs <fourccs>] [--json]
 
                 ARGUMENTS:
                   <in.flv>                The FLV file to publish.
@@ -107,6 +114,12 @@ import Testing
                 OPTIONS:
                   --realtime              Send at the pace of the file's timestamps.
                   --digest-handshake      Use the Flash Player 9 digest handshake.
+                  --enhanced-codecs <fourccs>
+                                          Also announce these Enhanced RTMP codecs in connect
+                                          (comma-separated: hvc1, av01, vp09, avc1, Opus, fLaC,
+                                          ac-3, ec-3, .mp3, mp4a). publish always announces
+                                          those its file uses; record announces none without
+                                          this.
                   --json                  Print progress and the result as JSON lines.
                   -h, --help              Show help information.
 
@@ -138,6 +151,10 @@ import Testing
         (["rtmp", "publish", "in.flv"], "missing argument <rtmp-url>"),
         (["rtmp", "publish", "in.flv", "rtmp://h:70000/live/s"], "invalid <rtmp-url>: bad port '70000'"),
         (["rtmp", "stream"], "unknown command 'stream'"),
+        (
+            ["rtmp", "publish", "in.flv", "rtmp://h/live/s", "--enhanced-codecs", "hvc1,hevc"],
+            "--enhanced-codecs: 'hvc1,hevc' names a codec that is not one of hvc1, av01"
+        ),
     ])
     func usageErrorsExit64(_ arguments: [String], _ message: String) async {
         let (code, output, error) = await run(arguments)

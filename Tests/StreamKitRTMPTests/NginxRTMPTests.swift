@@ -121,6 +121,22 @@ struct NginxRTMPTests {
         await nginx.stop()
     }
 
+    /// nginx-rtmp reads a `connect` that announces Enhanced RTMP codecs (it skips what it does not
+    /// know): one connection, which keeps them.
+    @Test func nginxAcceptsAnEnhancedConnect() async throws {
+        let nginx = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
+        var configuration = RTMPConnection.Configuration()
+        configuration.client.enhancedCodecs = EnhancedCodecs(video: [.hevc, .av1], audio: [FourCC("Opus")])
+        let connection = RTMPConnection(
+            url: try RTMPURL(nginx.rtmpURL(application: "live", stream: "enhanced")), role: .publish,
+            configuration: configuration)
+        let session = try await connection.open()
+        #expect(session.enhancedCodecs == configuration.client.enhancedCodecs)
+        #expect(session.startStatus.code == "NetStream.Publish.Start")
+        await connection.finish()
+        await nginx.stop()
+    }
+
     /// Application instances with slashes and query strings reach nginx as it expects them.
     @Test func appInstancesAndQueryStrings() async throws {
         let nginx = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])

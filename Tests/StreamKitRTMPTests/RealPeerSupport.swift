@@ -54,7 +54,6 @@ enum RealPeers {
             logName: "ffmpeg-record")
     }
 
-    /// rtmpdump recording a live stream; it ends 3 s after the stream stops sending.
     /// rtmpdump recording `url` live. Its idle timeout is 10 s: with 3 s it gave up (leaving an
     /// empty file) when a loaded machine took longer than that to start the publisher.
     static func rtmpdump(_ url: String, to file: URL) throws -> ChildProcess {

@@ -1,17 +1,36 @@
 import StreamKitRTMP
 
-/// `--digest-handshake` and `--json`, which every `rtmp` command has.
+/// `--digest-handshake`, `--enhanced-codecs` and `--json`, which every `rtmp` command has.
 struct RTMPSessionOptions: ParsableArguments {
     @Flag(help: "Use the Flash Player 9 digest handshake.")
     var digestHandshake = false
+    @Option(
+        valueName: "fourccs",
+        help: """
+            Also announce these Enhanced RTMP codecs in connect (comma-separated: hvc1, av01, vp09, \
+            avc1, Opus, fLaC, ac-3, ec-3, .mp3, mp4a). publish always announces those its file uses; \
+            record announces none without this.
+            """)
+    var enhancedCodecs: String?
     @Flag(help: "Print progress and the result as JSON lines.") var json = false
 
     init() {}
 
-    /// `configuration` with the handshake asked for.
+    mutating func validate() throws {
+        if let enhancedCodecs, EnhancedCodecs(list: enhancedCodecs) == nil {
+            throw ValidationError(
+                "--enhanced-codecs: '\(enhancedCodecs)' names a codec that is not one of "
+                    + EnhancedCodecs.knownNames.joined(separator: ", "))
+        }
+    }
+
+    /// `configuration` with the handshake and Enhanced RTMP codecs asked for.
     func connection(_ configuration: RTMPConnection.Configuration) -> RTMPConnection.Configuration {
         var configuration = configuration
         configuration.client.handshake = digestHandshake ? .digest : .plain
+        if let enhancedCodecs, let codecs = EnhancedCodecs(list: enhancedCodecs) {
+            configuration.client.enhancedCodecs = codecs
+        }
         return configuration
     }
 

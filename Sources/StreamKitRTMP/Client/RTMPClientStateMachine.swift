@@ -26,11 +26,14 @@ public struct RTMPClientStateMachine: Sendable {
         public var publishType: String
         /// What the server may make the chunk decoder hold.
         public var limits: ChunkDecoder.Limits
+        /// The Enhanced RTMP codecs `connect` announces; none by default, as some servers fail on them.
+        public var enhancedCodecs: EnhancedCodecs
 
         public init(
             handshake: RTMPHandshake.Mode = .plain, outgoingChunkSize: Int = 65_536,
             windowAcknowledgementSize: UInt32 = 2_500_000, playBufferMilliseconds: UInt32 = 3_000,
-            playStart: Double = -2, publishType: String = "live", limits: ChunkDecoder.Limits = ChunkDecoder.Limits()
+            playStart: Double = -2, publishType: String = "live", limits: ChunkDecoder.Limits = ChunkDecoder.Limits(),
+            enhancedCodecs: EnhancedCodecs = .none
         ) {
             self.handshake = handshake
             self.outgoingChunkSize = outgoingChunkSize
@@ -39,6 +42,7 @@ public struct RTMPClientStateMachine: Sendable {
             self.playStart = playStart
             self.publishType = publishType
             self.limits = limits
+            self.enhancedCodecs = enhancedCodecs
         }
     }
 
@@ -93,6 +97,8 @@ public struct RTMPClientStateMachine: Sendable {
     public let role: Role
     public let configuration: Configuration
     public private(set) var phase = Phase.idle
+    /// The phase the session was in when it failed.
+    public private(set) var failedIn: Phase?
     /// The message stream id `createStream` returned.
     public private(set) var streamID: UInt32?
     /// The bytes received so far, modulo 2^32 (the acknowledgement sequence number).
@@ -131,6 +137,20 @@ public struct RTMPClientStateMachine: Sendable {
         phase = .handshaking
         guard case .send(let bytes) = handshake.start() else { preconditionFailure("the handshake starts by sending") }
         return [.send(ByteBuffer(bytes: bytes))]
+    }
+
+    /// The configuration to connect with once more after `error` ended this session in answer to
+    /// a `connect` that announced Enhanced RTMP codecs: the same without them. Servers whose AMF
+    /// decoders do not know the strict array of `fourCcList` close or reset the connection there,
+    /// and some refuse the connect. `nil` when trying again would not help.
+    public func retryConfiguration(after error: RTMPError) -> Configuration? {
+        let answeredConnect = [RTMPError.Kind.connectionClosed, .connectionLost, .connectRejected].contains(error.kind)
+        guard (failedIn ?? phase) == .connecting, answeredConnect, !configuration.enhancedCodecs.isEmpty else {
+            return nil
+        }
+        var plain = configuration
+        plain.enhancedCodecs = .none
+        return plain
     }
 
     /// Processes bytes the server sent.
@@ -331,7 +351,10 @@ public struct RTMPClientStateMachine: Sendable {
         sendControl(.setChunkSize(UInt32(size)))
         encoder.setChunkSize(size)
         connectTransaction = takeTransactionID()
-        sendCommand(.connect(transactionID: connectTransaction, url: url, forPublishing: role == .publish))
+        sendCommand(
+            .connect(
+                transactionID: connectTransaction, url: url, forPublishing: role == .publish,
+                enhancedCodecs: configuration.enhancedCodecs))
     }
 
     private mutating func beginCreateStream() {
@@ -377,6 +400,7 @@ public struct RTMPClientStateMachine: Sendable {
     }
 
     private mutating func fail(_ error: RTMPError) -> Action {
+        failedIn = phase
         phase = .failed
         return .failed(error)
     }

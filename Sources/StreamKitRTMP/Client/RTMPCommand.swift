@@ -49,8 +49,10 @@ public struct RTMPCommand: Hashable, Sendable {
 
     // MARK: Client commands (§7.2.1, §7.2.2)
 
-    /// `connect` to the application of `url` (§7.2.1.1); Enhanced RTMP servers learn the FourCCs we pass through.
-    public static func connect(transactionID: Double, url: RTMPURL, forPublishing: Bool) -> RTMPCommand {
+    /// `connect` to the application of `url` (§7.2.1.1), announcing `enhancedCodecs` (nothing when empty).
+    public static func connect(
+        transactionID: Double, url: RTMPURL, forPublishing: Bool, enhancedCodecs: EnhancedCodecs = .none
+    ) -> RTMPCommand {
         var object: AMF0Object = [
             "app": .string(url.application),
             "flashVer": .string(forPublishing ? "FMLE/3.0 (compatible; StreamKit)" : "LNX 9,0,124,2"),
@@ -66,7 +68,7 @@ public struct RTMPCommand: Hashable, Sendable {
             object["videoFunction"] = 1
         }
         object["objectEncoding"] = 0
-        object["fourCcList"] = .strictArray(["hvc1", "av01", "vp09"])
+        enhancedCodecs.addConnectProperties(to: &object, forPublishing: forPublishing)
         return RTMPCommand(name: "connect", transactionID: transactionID, commandObject: .object(object))
     }
 

@@ -110,7 +110,11 @@ public struct RTMPPublisher: Sendable {
             lookAhead += 1
             if PublishPreamble.isMediaFrame(tag) { break }
         }
-        let connection = RTMPConnection(url: url, role: .publish, configuration: options.connection, logger: logger)
+        // Announce the Enhanced RTMP codecs the file uses, and only those, besides any asked for.
+        var configuration = options.connection
+        configuration.client.enhancedCodecs = configuration.client.enhancedCodecs.union(
+            EnhancedCodecs(tags: preamble.ordered()))
+        let connection = RTMPConnection(url: url, role: .publish, configuration: configuration, logger: logger)
         var pacer = PublishPacer()
         var progress = Progress(tags: 0, fileBytes: 0, fileSize: file.fileSize, mediaSeconds: 0, bytesSent: 0)
         var unwrapper = RTMPTimelineUnwrapper()

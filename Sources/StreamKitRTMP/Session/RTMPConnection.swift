@@ -45,6 +45,8 @@ public actor RTMPConnection {
         public var streamID: UInt32
         /// `NetStream.Play.Start` or `NetStream.Publish.Start`.
         public var startStatus: RTMPStatus
+        /// The Enhanced RTMP codecs the successful `connect` announced.
+        public var enhancedCodecs: EnhancedCodecs
     }
 
     /// What a player receives.
@@ -87,35 +89,72 @@ public actor RTMPConnection {
         self.configuration = configuration
         self.logger = logger.with("rtmp", url.description)
         socket = RTMPSocket(configuration: configuration.socket)
-        var random = SystemRandomNumberGenerator()
-        let uptime = UInt32(truncatingIfNeeded: ProcessClock.milliseconds())
-        machine = RTMPClientStateMachine(
-            url: url, role: role, configuration: configuration.client, uptime: uptime, random: &random)
+        machine = Self.machine(url: url, role: role, configuration: configuration.client)
     }
 
     /// The socket's status events.
     public nonisolated var events: AsyncStream<RTMPSocket.Event> { socket.events }
 
-    /// Connects and starts the stream.
+    /// Connects and starts the stream. When the server ends the connection in answer to a
+    /// `connect` that announced Enhanced RTMP codecs, connects once more without them (see
+    /// ``RTMPClientStateMachine/retryConfiguration(after:)``).
     ///
     /// - Throws: ``RTMPError``: connection, handshake and response timeouts, the server's refusals
     ///   (rejected connect, stream not found, bad name) with its text.
     @discardableResult
     public func open() async throws(RTMPError) -> Session {
         do {
-            try await socket.connect(host: url.host, port: url.port)
-            logger.debug("connected to \(url.host):\(url.port)")
-            try await perform(machine.start())
-            try await pump(until: .handshakeDone, timeout: configuration.handshakeTimeout)
-            try await pump(until: .streamStarted, timeout: configuration.responseTimeout)
+            return try await openOnce()
         } catch {
-            await close()
-            throw error
+            guard let plain = machine.retryConfiguration(after: error) else {
+                await close()
+                throw error
+            }
+            logger.info("\(error.detail); connecting once more without announcing Enhanced RTMP codecs")
+            await socket.disconnect()
+            restart(with: plain)
+            do {
+                return try await openOnce()
+            } catch {
+                await close()
+                throw error
+            }
         }
+    }
+
+    private func openOnce() async throws(RTMPError) -> Session {
+        try await socket.connect(host: url.host, port: url.port)
+        logger.debug("connected to \(url.host):\(url.port)")
+        try await perform(machine.start())
+        try await pump(until: .handshakeDone, timeout: configuration.handshakeTimeout)
+        try await pump(until: .streamStarted, timeout: configuration.responseTimeout)
         logger.info("stream started: \(startStatus?.code ?? "")")
         return Session(
             handshake: handshakeResult, connectStatus: connectStatus, streamID: machine.streamID ?? 0,
-            startStatus: startStatus!)
+            startStatus: startStatus!, enhancedCodecs: machine.configuration.enhancedCodecs)
+    }
+
+    /// A new session on the same socket, forgetting the failed one.
+    private func restart(with client: RTMPClientStateMachine.Configuration) {
+        machine = Self.machine(url: url, role: role, configuration: client)
+        outbound = ByteBuffer()
+        inbox = ByteBuffer()
+        pending.removeAll()
+        pendingStart = 0
+        handshakeResult = HandshakeResult()
+        connectStatus = nil
+        startStatus = nil
+        ended = nil
+        failure = nil
+    }
+
+    private static func machine(
+        url: RTMPURL, role: RTMPClientStateMachine.Role, configuration: RTMPClientStateMachine.Configuration
+    ) -> RTMPClientStateMachine {
+        var random = SystemRandomNumberGenerator()
+        let uptime = UInt32(truncatingIfNeeded: ProcessClock.milliseconds())
+        return RTMPClientStateMachine(
+            url: url, role: role, configuration: configuration, uptime: uptime, random: &random)
     }
 
     /// The next audio, video or data message of a played stream, or its end.
