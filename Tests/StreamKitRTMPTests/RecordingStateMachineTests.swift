@@ -125,6 +125,17 @@ import Testing
         #expect(pacer.delay(before: 2_000, elapsed: .milliseconds(100)) == .milliseconds(900))
     }
 
+    /// Tags due within the tick leave with what is due now, in the same write.
+    @Test func pacerSendsWhatIsDueWithinTheTickTogether() {
+        var pacer = PublishPacer(tick: .milliseconds(10))
+        #expect(pacer.delay(before: 0, elapsed: .zero) == .zero)
+        #expect(pacer.delay(before: 9, elapsed: .zero) == .zero)
+        #expect(pacer.delay(before: 10, elapsed: .zero) == .zero)
+        #expect(pacer.delay(before: 11, elapsed: .zero) == .milliseconds(11))
+        #expect(pacer.delay(before: 23, elapsed: .milliseconds(12)) == .milliseconds(11))
+        #expect(pacer.delay(before: 40, elapsed: .milliseconds(35)) == .zero)
+    }
+
     @Test func preambleOrdersMetadataAndSequenceHeadersFirst() {
         let audioHeader = FLVTag(type: .audio, timestamp: 0, data: [0xAF, 0x00, 0x12, 0x10])
         let frame = FLVTag(type: .audio, timestamp: 0, data: [0xAF, 0x01, 1])

@@ -3,19 +3,28 @@ import StreamKitFLV
 
 /// Paces a published stream by its timestamps: each tag leaves when as much wall-clock time has
 /// passed since the first as media time has (`--realtime`, what `ffmpeg -re` does).
+///
+/// Time goes in ticks: a tag due within the current tick leaves now, with the others due then,
+/// so that the tags of one tick (a video frame and the audio frames around it) go out in one
+/// write after one wake-up rather than one each.
 public struct PublishPacer: Hashable, Sendable {
+    /// How early a tag may leave.
+    public let tick: Duration
     private var unwrapper = RTMPTimelineUnwrapper()
     private var first: Int64?
 
-    public init() {}
+    public init(tick: Duration = .milliseconds(10)) {
+        self.tick = tick
+    }
 
-    /// How long to wait before sending a tag stamped `timestamp`, `elapsed` after the first tag was sent.
+    /// How long to wait before sending a tag stamped `timestamp`, `elapsed` after the first tag
+    /// was sent: zero when it is due within the tick.
     public mutating func delay(before timestamp: UInt32, elapsed: Duration) -> Duration {
         let position = unwrapper.extend(RTMPTimestamp(timestamp))
         let start = first ?? position
         first = start
         let due = Duration.milliseconds(position - start)
-        return due > elapsed ? due - elapsed : .zero
+        return due > elapsed + tick ? due - elapsed : .zero
     }
 }
 
@@ -81,6 +90,8 @@ public struct RTMPPublisher: Sendable {
         public var mediaSeconds: Double
         /// Bytes written to the server.
         public var bytesSent: Int64
+        /// Writes to the socket (fewer than tags when sends are batched).
+        public var writes: Int = 0
     }
 
     public let url: RTMPURL
@@ -144,8 +155,8 @@ public struct RTMPPublisher: Sendable {
                         try await Task.sleep(for: wait)
                     }
                 }
+                // What is due goes out together: the flush before the next wait sends it.
                 try await connection.send(next)
-                if options.realtime { try await connection.flush() }
                 progress.tags += 1
                 progress.fileBytes += Int64(next.size + 4)
                 if next.type != .scriptData {
@@ -168,6 +179,7 @@ public struct RTMPPublisher: Sendable {
         }
         progress.fileBytes = file.fileSize
         progress.bytesSent = await connection.bytesSent
+        progress.writes = await connection.writes
         report(progress)
         return progress
     }

@@ -78,6 +78,8 @@ public actor RTMPConnection {
     public private(set) var bytesReceived: Int64 = 0
     /// Bytes sent to the server, including the handshake.
     public private(set) var bytesSent: Int64 = 0
+    /// Writes to the socket so far: how well sends were batched.
+    public private(set) var writes = 0
 
     /// A connection to `url` that will play or publish its stream.
     public init(
@@ -388,6 +390,7 @@ public actor RTMPConnection {
         var bytes = outbound
         outbound = ByteBuffer()
         bytesSent += Int64(bytes.readableBytes)
+        writes += 1
         try await socket.write(bytes)
         // Reuse the storage for the next batch.
         bytes.moveReaderIndex(forwardBy: bytes.readableBytes)
