@@ -75,6 +75,21 @@ struct RTMPSTests {
         await nginx.stop()
     }
 
+    /// The system's trust store is OpenSSL's default, which `SSL_CERT_FILE` replaces: the built
+    /// executable with the test CA as its whole store publishes through the trusted proxy.
+    @Test func sslCertFileReplacesTheSystemStore() async throws {
+        let executable = try BuiltProducts.executable("streamkit")
+        let (nginx, certificates) = try await server()
+        let fixture = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: NginxRTMPTests.seconds))
+        let publisher = try ChildProcess(
+            executable: executable,
+            arguments: ["rtmp", "publish", fixture.entryFile.path, url(nginx, .trusted, stream: "env")],
+            environment: ["SSL_CERT_FILE": certificates.authority.path], logName: "streamkit-publish")
+        #expect(try await publisher.wait(timeout: .seconds(30)) == 0, "\(publisher.standardError)")
+        #expect(nginx.errorLog.contains("publish: name='env'"))
+        await nginx.stop()
+    }
+
     /// A certificate for another name is refused before any RTMP byte is sent, naming both
     /// names, with exit code 1 and no file left.
     @Test func wrongHostIsRefused() async throws {
