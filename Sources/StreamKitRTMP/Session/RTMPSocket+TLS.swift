@@ -21,25 +21,26 @@ extension RTMPSocket {
         }
         while true {
             let step = session.handshake()
+            if case .failed(let error) = step {
+                // libssl's alert to the server, if the socket takes it; the failure is the news.
+                _ = try? sendCiphertextNow()
+                throw error
+            }
             let flushed = try await flushCiphertext(timeout: remaining())
             guard flushed == .ready else { throw failure(flushed) }
-            switch step {
-            case .done: return
-            case .failed(let error): throw error
-            case .needsInput:
-                guard let connection else { throw .connectionFailed(host: host, port: port, "cancelled") }
-                guard let received = try receiveRaw(capacity: Self.recordSize) else {
-                    let outcome = await connection.wait(.read, timeout: remaining())
-                    guard outcome == .ready else { throw failure(outcome) }
-                    continue
-                }
-                guard received > 0 else {
-                    throw .tlsHandshakeFailed(
-                        host: host, port: port,
-                        "the server closed the connection during the handshake (is this an RTMPS port?)")
-                }
-                scratch.withUnsafeBytes { session.feed(UnsafeRawBufferPointer(rebasing: $0[..<received])) }
+            if case .done = step { return }
+            guard let connection else { throw .connectionFailed(host: host, port: port, "cancelled") }
+            guard let received = try receiveRaw(capacity: Self.recordSize) else {
+                let outcome = await connection.wait(.read, timeout: remaining())
+                guard outcome == .ready else { throw failure(outcome) }
+                continue
             }
+            guard received > 0 else {
+                throw .tlsHandshakeFailed(
+                    host: host, port: port,
+                    "the server closed the connection during the handshake (is this an RTMPS port?)")
+            }
+            scratch.withUnsafeBytes { session.feed(UnsafeRawBufferPointer(rebasing: $0[..<received])) }
         }
     }
 
