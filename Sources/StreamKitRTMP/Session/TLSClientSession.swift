@@ -62,7 +62,14 @@ final class TLSClientSession {
             }
             SSL_CTX_set_default_verify_paths(context)
         }
-        guard let ssl = SSL_new(context), let input = BIO_new(BIO_s_mem()), let output = BIO_new(BIO_s_mem()) else {
+        let ssl = SSL_new(context)
+        let input = BIO_new(BIO_s_mem())
+        let output = BIO_new(BIO_s_mem())
+        guard let ssl, let input, let output else {
+            // Each of these accepts NULL.
+            SSL_free(ssl)
+            BIO_free(input)
+            BIO_free(output)
             SSL_CTX_free(context)
             throw .tlsHandshakeFailed(host: host, port: port, "cannot create a TLS session: \(Self.queuedError())")
         }
