@@ -78,12 +78,17 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
         .target(name: "StreamKitHLS", dependencies: ["StreamKitCore"], swiftSettings: strictSettings),
-        // Wire formats and the RTMP client: AMF0/AMF3 values, FLV files, RTMP state machines and the socket edge.
+        // Wire formats and the RTMP client: AMF0/AMF3 values, FLV files, RTMP state machines and the socket
+        // edge (TCP, and TLS for RTMPS).
         .target(name: "StreamKitAMF", dependencies: ["StreamKitCore"], swiftSettings: strictSettings),
         .target(name: "StreamKitFLV", dependencies: ["StreamKitCore", "StreamKitAMF"], swiftSettings: strictSettings),
         .target(
             name: "StreamKitRTMP",
-            dependencies: ["StreamKitCore", "StreamKitAMF", "StreamKitFLV"],
+            dependencies: [
+                "StreamKitCore", "StreamKitAMF", "StreamKitFLV",
+                // RTMPS: libssl's TLS client.
+                .target(name: "CStreamKitOpenSSL", condition: linuxOnly),
+            ],
             swiftSettings: strictSettings),
         // The byte-range media cache: sparse data files, an SQLite index of cached spans, read-through, eviction.
         .target(

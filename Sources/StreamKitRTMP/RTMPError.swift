@@ -13,6 +13,9 @@ public struct RTMPError: KindedError {
         public static let invalidURL = Kind(rawValue: "invalid URL")
         public static let connectionFailed = Kind(rawValue: "connection failed")
         public static let connectTimedOut = Kind(rawValue: "connect timed out")
+        public static let tlsHandshakeFailed = Kind(rawValue: "TLS handshake failed")
+        public static let certificateRejected = Kind(rawValue: "certificate verify failed")
+        public static let unsupported = Kind(rawValue: "not supported")
         public static let handshakeFailed = Kind(rawValue: "handshake failed")
         public static let handshakeTimedOut = Kind(rawValue: "handshake timed out")
         public static let protocolViolation = Kind(rawValue: "protocol violation")
@@ -60,6 +63,26 @@ public struct RTMPError: KindedError {
     /// TCP did not connect in time.
     public static func connectTimedOut(host: String, port: UInt16, after timeout: Duration) -> RTMPError {
         RTMPError(.connectTimedOut, "no TCP connection to \(host):\(port) within \(timeout)")
+    }
+
+    /// The TLS handshake of an `rtmps://` connection failed for another reason than the certificate.
+    public static func tlsHandshakeFailed(host: String, port: UInt16, _ reason: String) -> RTMPError {
+        RTMPError(.tlsHandshakeFailed, "\(host):\(port): \(reason)")
+    }
+
+    /// The server's certificate is not valid for the host, or not trusted.
+    package static func certificateRejected(host: String, port: UInt16, _ problem: CertificateProblem) -> RTMPError {
+        RTMPError(.certificateRejected, problem.message(host: host, port: port))
+    }
+
+    /// TLS failed on an open `rtmps://` connection (a bad record, an alert from the server).
+    static func tlsConnectionLost(peer: String, _ reason: String) -> RTMPError {
+        RTMPError(.connectionLost, "TLS with \(peer): \(reason)")
+    }
+
+    /// A feature this platform does not have (RTMPS where StreamKit has no TLS yet).
+    public static func unsupported(_ feature: String) -> RTMPError {
+        RTMPError(.unsupported, "\(feature) is not supported on this platform yet")
     }
 
     /// The server's handshake bytes are wrong.

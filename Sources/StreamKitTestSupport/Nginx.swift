@@ -6,7 +6,8 @@ import Glibc
 import Darwin
 #endif
 
-/// A real nginx on 127.0.0.1 with ephemeral ports: a static origin, or an RTMP server.
+/// A real nginx on 127.0.0.1 with ephemeral ports: a static origin, or an RTMP server (with
+/// TLS proxies in front of it for RTMPS).
 ///
 /// Runs in the foreground (`daemon off`) with one worker, its configuration and logs in a
 /// directory of its own. Stop it with ``stop()``; it is also killed when the handle is dropped.
@@ -17,13 +18,16 @@ public final class Nginx: Sendable {
     public let port: UInt16
     /// The RTMP port, for an RTMP server.
     public let rtmpPort: UInt16?
+    /// The ports of the TLS proxies to the RTMP port, in the order of their certificates.
+    public let tlsPorts: [UInt16]
     /// The directory holding `nginx.conf`, the logs, and for RTMP the HLS output.
     public let directory: URL
 
-    private init(process: ChildProcess, port: UInt16, rtmpPort: UInt16?, directory: URL) {
+    private init(process: ChildProcess, port: UInt16, rtmpPort: UInt16?, tlsPorts: [UInt16], directory: URL) {
         self.process = process
         self.port = port
         self.rtmpPort = rtmpPort
+        self.tlsPorts = tlsPorts
         self.directory = directory
     }
 
@@ -38,6 +42,12 @@ public final class Nginx: Sendable {
     /// The RTMP URL of `stream` in `application`: `rtmp://127.0.0.1:<port>/<application>/<stream>`.
     public func rtmpURL(application: String, stream: String) -> String {
         "rtmp://127.0.0.1:\(rtmpPort ?? 0)/\(application)/\(stream)"
+    }
+
+    /// The RTMPS URL of `stream` in `application` through the TLS proxy `proxy` (an index into
+    /// ``tlsPorts``): `rtmps://<host>:<port>/<application>/<stream>`.
+    public func rtmpsURL(host: String = "localhost", proxy: Int = 0, application: String, stream: String) -> String {
+        "rtmps://\(host):\(tlsPorts[proxy])/\(application)/\(stream)"
     }
 
     /// The access log file.
@@ -122,13 +132,21 @@ public final class Nginx: Sendable {
     /// Applications with HLS output write it under `directory/hls/<application>/`, served over
     /// HTTP at `/hls/<application>/<stream>.m3u8`.
     ///
-    /// - Parameter rtmpPort: The RTMP port, for a server that comes back where it was; a free one
-    ///   when `nil`.
-    public static func rtmp(applications: [RTMPApplication], rtmpPort: UInt16? = nil) async throws -> Nginx {
-        try await launch(
-            name: "nginx-rtmp", tool: .nginxRTMP,
-            modules: "load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;",
-            rtmp: applications, rtmpPort: rtmpPort
+    /// - Parameters:
+    ///   - rtmpPort: The RTMP port, for a server that comes back where it was; a free one when `nil`.
+    ///   - tlsProxies: For RTMPS: one TLS proxy (nginx's `stream` module) to the RTMP port for each
+    ///     certificate, on ``tlsPorts``.
+    public static func rtmp(
+        applications: [RTMPApplication], rtmpPort: UInt16? = nil, tlsProxies: [TLSCertificate] = []
+    ) async throws -> Nginx {
+        var modules = "load_module \(Tool.nginxRTMP.requiredFile!);"
+        if !tlsProxies.isEmpty {
+            _ = try Tool.nginxStream.requirePath()
+            modules += "\nload_module \(Tool.nginxStream.requiredFile!);"
+        }
+        return try await launch(
+            name: "nginx-rtmp", tool: .nginxRTMP, modules: modules, rtmp: applications, rtmpPort: rtmpPort,
+            tlsProxies: tlsProxies
         ) { directory, port in
             """
                 server {
@@ -172,25 +190,30 @@ public final class Nginx: Sendable {
 
     private static func launch(
         name: String, tool: Tool, modules: String, rtmp applications: [RTMPApplication]?, port chosen: UInt16? = nil,
-        rtmpPort chosenRTMPPort: UInt16? = nil, server: @escaping @Sendable (URL, UInt16) -> String
+        rtmpPort chosenRTMPPort: UInt16? = nil, tlsProxies: [TLSCertificate] = [],
+        server: @escaping @Sendable (URL, UInt16) -> String
     ) async throws -> Nginx {
         let executable = try tool.requirePath()
         var lastError = ""
         for _ in 0..<5 {
             // The files and the spawn block; on a thread of their own, not the cooperative pool's
             // (held up there, they held up every other test's tasks).
-            let (process, directory, port, rtmpPort) = try await runBlocking {
+            let (process, directory, port, rtmpPort, tlsPorts) = try await runBlocking {
                 try prepareAndSpawn(
                     name: name, executable: executable, modules: modules, rtmp: applications, port: chosen,
-                    rtmpPort: chosenRTMPPort, server: server)
+                    rtmpPort: chosenRTMPPort, tlsProxies: tlsProxies, server: server)
             }
             var ready = await LocalNetwork.waitUntilListening(port: port, process: process)
-            if ready, let rtmpPort { ready = await LocalNetwork.waitUntilListening(port: rtmpPort, process: process) }
+            for other in [rtmpPort].compactMap({ $0 }) + tlsPorts where ready {
+                ready = await LocalNetwork.waitUntilListening(port: other, process: process)
+            }
             // Another test's server may hold a port that was free when this one picked it: then
             // something listens there, but not this nginx, which fails to bind and exits. nginx
             // writes its pid file only once it bound every port.
             if ready { ready = await hasWrittenPIDFile(process, in: directory) }
-            if ready { return Nginx(process: process, port: port, rtmpPort: rtmpPort, directory: directory) }
+            if ready {
+                return Nginx(process: process, port: port, rtmpPort: rtmpPort, tlsPorts: tlsPorts, directory: directory)
+            }
             await process.stop()
             lastError = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
             lastError += process.standardError
@@ -216,8 +239,8 @@ public final class Nginx: Sendable {
     /// Makes the server's folder and configuration on free ports and starts nginx on them.
     private static func prepareAndSpawn(
         name: String, executable: String, modules: String, rtmp applications: [RTMPApplication]?, port chosen: UInt16?,
-        rtmpPort chosenRTMPPort: UInt16?, server: @Sendable (URL, UInt16) -> String
-    ) throws -> (ChildProcess, URL, UInt16, UInt16?) {
+        rtmpPort chosenRTMPPort: UInt16?, tlsProxies: [TLSCertificate], server: @Sendable (URL, UInt16) -> String
+    ) throws -> (ChildProcess, URL, UInt16, UInt16?, [UInt16]) {
         let directory = try TestRun.makeTemporaryDirectory(name)
         let port = try chosen ?? LocalNetwork.freePort()
         let rtmpPort = applications == nil ? nil : try chosenRTMPPort ?? LocalNetwork.freePort()
@@ -237,6 +260,21 @@ public final class Nginx: Sendable {
                 }
                 """
         }
+        let tlsPorts = try tlsProxies.map { _ in try LocalNetwork.freePort() }
+        var streamBlock = ""
+        if let rtmpPort, !tlsProxies.isEmpty {
+            let servers = zip(tlsProxies, tlsPorts).map { proxy, port in
+                """
+                    server {
+                        listen 127.0.0.1:\(port) ssl;
+                        ssl_certificate \(proxy.certificate.path);
+                        ssl_certificate_key \(proxy.key.path);
+                        proxy_pass 127.0.0.1:\(rtmpPort);
+                    }
+                """
+            }
+            streamBlock = "stream {\n\(servers.joined(separator: "\n"))\n}"
+        }
         let configuration = """
             \(modules)
             \(geteuid() == 0 ? "user root;" : "")
@@ -246,6 +284,7 @@ public final class Nginx: Sendable {
             error_log \(directory.path)/error.log info;
             events { worker_connections 2048; }
             \(rtmpBlock)
+            \(streamBlock)
             http {
                 types {
                     application/vnd.apple.mpegurl m3u8;
@@ -282,7 +321,7 @@ public final class Nginx: Sendable {
                 directory.appendingPathComponent("error.log").path,
             ],
             logName: name)
-        return (process, directory, port, rtmpPort)
+        return (process, directory, port, rtmpPort, tlsPorts)
     }
 }
 

@@ -19,6 +19,9 @@ public struct Tool: Hashable, Sendable, CustomStringConvertible {
     public static let nginx = Tool("nginx", package: "nginx-light")
     public static let nginxRTMP = Tool(
         "nginx", package: "libnginx-mod-rtmp", requiredFile: "/usr/lib/nginx/modules/ngx_rtmp_module.so")
+    /// nginx's `stream` module, for TLS proxies (RTMPS).
+    public static let nginxStream = Tool(
+        "nginx", package: "libnginx-mod-stream", requiredFile: "/usr/lib/nginx/modules/ngx_stream_module.so")
     public static let ffmpeg = Tool("ffmpeg")
     public static let ffprobe = Tool("ffprobe", package: "ffmpeg")
     public static let openssl = Tool("openssl")

@@ -56,11 +56,11 @@ import Testing
                 USAGE: streamkit rtmp record <rtmp-url> --output <out.flv>
                        [--duration <seconds>] [--idle-timeout <seconds>] [--reconnect <n>]
                        [--reconnect-forever] [--overwrite] [--digest-handshake]
-                       [--enhanced-codecs <fourccs>] [--json]
+                       [--enhanced-codecs <fourccs>] [--ca-file <path>] [--insecure] [--json]
 
                 ARGUMENTS:
                   <rtmp-url>              The stream:
-                                          rtmp://host[:port]/app[/instance]/stream[?query].
+                                          rtmp[s]://host[:port]/app[/instance]/stream[?query].
 
                 OPTIONS:
                   -o, --output <out.flv>  The FLV file to write.
@@ -80,6 +80,10 @@ import Testing
                                           ac-3, ec-3, .mp3, mp4a). publish always announces
                                           those its file uses; record announces none without
                                           this.
+                  --ca-file <path>        For rtmps://, also trust the CA certificates in this
+                                          PEM file.
+                  --insecure              For rtmps://, accept the server's certificate without
+                                          verifying it.
                   --json                  Print progress and the result as JSON lines.
                   -h, --help              Show help information.
 
@@ -104,12 +108,13 @@ import Testing
                 server reads.
 
                 USAGE: streamkit rtmp publish <in.flv> <rtmp-url> [--realtime]
-                       [--digest-handshake] [--enhanced-codecs <fourccs>] [--json]
+                       [--digest-handshake] [--enhanced-codecs <fourccs>] [--ca-file <path>]
+                       [--insecure] [--json]
 
                 ARGUMENTS:
                   <in.flv>                The FLV file to publish.
                   <rtmp-url>              Where to publish:
-                                          rtmp://host[:port]/app[/instance]/stream[?query].
+                                          rtmp[s]://host[:port]/app[/instance]/stream[?query].
 
                 OPTIONS:
                   --realtime              Send at the pace of the file's timestamps.
@@ -120,6 +125,10 @@ import Testing
                                           ac-3, ec-3, .mp3, mp4a). publish always announces
                                           those its file uses; record announces none without
                                           this.
+                  --ca-file <path>        For rtmps://, also trust the CA certificates in this
+                                          PEM file.
+                  --insecure              For rtmps://, accept the server's certificate without
+                                          verifying it.
                   --json                  Print progress and the result as JSON lines.
                   -h, --help              Show help information.
 
@@ -147,6 +156,14 @@ import Testing
         (
             ["rtmp", "record", "rtmp://h/live/s", "-o", "x.flv", "--idle-timeout", "-1"],
             "--idle-timeout must be positive"
+        ),
+        (
+            ["rtmp", "record", "rtmps://h/live/s", "-o", "x.flv", "--ca-file", "/nonexistent/ca.pem"],
+            "--ca-file /nonexistent/ca.pem: no such file"
+        ),
+        (
+            ["rtmp", "publish", "in.flv", "rtmps://h/live/s", "--ca-file", "ca.pem", "--insecure"],
+            "--ca-file and --insecure contradict each other"
         ),
         (["rtmp", "publish", "in.flv"], "missing argument <rtmp-url>"),
         (["rtmp", "publish", "in.flv", "rtmp://h:70000/live/s"], "invalid <rtmp-url>: bad port '70000'"),

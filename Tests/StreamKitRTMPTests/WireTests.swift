@@ -69,6 +69,8 @@ import Testing
         ("rtmp://[::1]:1936/live/show", "::1", 1936, "live", "show", "rtmp://[::1]:1936/live"),
         ("rtmp://h/live/u9#frag", "h", 1935, "live", "u9", "rtmp://h/live"),
         ("rtmp://h/live/show?key=1#frag/x", "h", 1935, "live", "show?key=1", "rtmp://h/live"),
+        ("rtmps://example.com/live/show", "example.com", 443, "live", "show", "rtmps://example.com/live"),
+        ("RTMPS://h:4443/app/inst/show", "h", 4443, "app/inst", "show", "rtmps://h:4443/app/inst"),
     ])
     func splitsAppAndStream(
         _ text: String, _ host: String, _ port: UInt16, _ application: String, _ stream: String, _ tcURL: String
@@ -77,10 +79,12 @@ import Testing
         #expect(url.host == host && url.port == port)
         #expect(url.application == application && url.streamName == stream)
         #expect(url.tcURL == tcURL)
+        #expect(url.isSecure == tcURL.hasPrefix("rtmps:"))
     }
 
     @Test(arguments: [
-        "http://h/live/show", "rtmps://h/live/show", "rtmp://h", "rtmp://h/live", "rtmp://h/live/", "rtmp:///live/show",
+        "http://h/live/show", "rtmpt://h/live/show", "rtmps://h/live", "rtmp://h", "rtmp://h/live", "rtmp://h/live/",
+        "rtmp:///live/show",
         "rtmp://h:0/live/show", "rtmp://h:99999/live/show", "not a url",
     ])
     func rejectsBadURLs(_ text: String) throws {

@@ -43,7 +43,7 @@ public struct RTMPRecordCommand: ParsableCommand {
             .init("Record 30 seconds", "streamkit rtmp record rtmp://example.com/live/show -o show.flv --duration 30"),
         ])
 
-    @Argument(valueName: "rtmp-url", help: "The stream: rtmp://host[:port]/app[/instance]/stream[?query].")
+    @Argument(valueName: "rtmp-url", help: "The stream: rtmp[s]://host[:port]/app[/instance]/stream[?query].")
     var url: String
     @Option(name: "output", short: "o", valueName: "out.flv", help: "The FLV file to write.")
     var output: String
@@ -151,7 +151,7 @@ public struct RTMPPublishCommand: ParsableCommand {
 
     @Argument(valueName: "in.flv", help: "The FLV file to publish.")
     var input: String
-    @Argument(valueName: "rtmp-url", help: "Where to publish: rtmp://host[:port]/app[/instance]/stream[?query].")
+    @Argument(valueName: "rtmp-url", help: "Where to publish: rtmp[s]://host[:port]/app[/instance]/stream[?query].")
     var url: String
     @Flag(help: "Send at the pace of the file's timestamps.")
     var realtime = false

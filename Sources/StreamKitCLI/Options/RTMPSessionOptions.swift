@@ -1,6 +1,8 @@
+import Foundation
 import StreamKitRTMP
 
-/// `--digest-handshake`, `--enhanced-codecs` and `--json`, which every `rtmp` command has.
+/// The options every `rtmp` command has: the handshake, the Enhanced RTMP codecs `connect`
+/// announces, how an `rtmps://` server is checked, `--json`.
 struct RTMPSessionOptions: ParsableArguments {
     @Flag(help: "Use the Flash Player 9 digest handshake.")
     var digestHandshake = false
@@ -12,6 +14,10 @@ struct RTMPSessionOptions: ParsableArguments {
             record announces none without this.
             """)
     var enhancedCodecs: String?
+    @Option(valueName: "path", help: "For rtmps://, also trust the CA certificates in this PEM file.")
+    var caFile: String?
+    @Flag(help: "For rtmps://, accept the server's certificate without verifying it.")
+    var insecure = false
     @Flag(help: "Print progress and the result as JSON lines.") var json = false
 
     init() {}
@@ -22,15 +28,22 @@ struct RTMPSessionOptions: ParsableArguments {
                 "--enhanced-codecs: '\(enhancedCodecs)' names a codec that is not one of "
                     + EnhancedCodecs.knownNames.joined(separator: ", "))
         }
+        guard let caFile else { return }
+        if insecure { throw ValidationError("--ca-file and --insecure contradict each other: pass one") }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: caFile, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            throw ValidationError("--ca-file \(caFile): no such file")
+        }
     }
 
-    /// `configuration` with the handshake and Enhanced RTMP codecs asked for.
+    /// `configuration` with the handshake, the Enhanced RTMP codecs and the certificate checks asked for.
     func connection(_ configuration: RTMPConnection.Configuration) -> RTMPConnection.Configuration {
         var configuration = configuration
         configuration.client.handshake = digestHandshake ? .digest : .plain
         if let enhancedCodecs, let codecs = EnhancedCodecs(list: enhancedCodecs) {
             configuration.client.enhancedCodecs = codecs
         }
+        configuration.tls = RTMPTLSOptions(verifiesCertificate: !insecure, trustedCertificatesFile: caFile)
         return configuration
     }
 

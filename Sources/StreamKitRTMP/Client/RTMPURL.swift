@@ -1,14 +1,17 @@
-/// An `rtmp://` URL split the way the connect and play/publish commands need it.
+/// An `rtmp://` or `rtmps://` URL split the way the connect and play/publish commands need it.
 ///
 /// `rtmp://host[:port]/app[/instance...]/stream[?query]`: the stream name is the last path
 /// segment (with the query string, which servers read as stream arguments, such as a key); the
 /// application is everything before it, instances and slashes included, and may carry a query
-/// string of its own (`rtmp://host/app?token=abc/stream`). The port defaults to 1935.
+/// string of its own (`rtmp://host/app?token=abc/stream`). The port defaults to 1935, and to 443
+/// for `rtmps://` (RTMP over TLS).
 /// A query string on the stream name must not itself contain a slash. A fragment (`#...`) is
 /// dropped; credentials (`user:password@host`) are refused, as RTMP has no place for them.
 public struct RTMPURL: Hashable, Sendable, CustomStringConvertible {
     /// The default RTMP port.
     public static let defaultPort: UInt16 = 1935
+    /// The default RTMPS port.
+    public static let defaultSecurePort: UInt16 = 443
 
     /// The host name or address (without brackets for IPv6).
     public var host: String
@@ -18,6 +21,8 @@ public struct RTMPURL: Hashable, Sendable, CustomStringConvertible {
     public var application: String
     /// The stream name, sent in `play` and `publish` (`stream`, `stream?key=abc`).
     public var streamName: String
+    /// Whether the connection runs over TLS (`rtmps://`).
+    public var isSecure: Bool
     private let authority: String
 
     /// Parses `string`.
@@ -27,9 +32,10 @@ public struct RTMPURL: Hashable, Sendable, CustomStringConvertible {
         let schemeEnd = string.firstRange(of: "://")
         guard let schemeEnd else { throw .invalidURL(string, "not a URL") }
         let scheme = string[..<schemeEnd.lowerBound].lowercased()
-        guard scheme == "rtmp" else {
-            throw .invalidURL(string, "scheme '\(scheme)' is not supported (only rtmp://)")
+        guard scheme == "rtmp" || scheme == "rtmps" else {
+            throw .invalidURL(string, "scheme '\(scheme)' is not supported (only rtmp:// and rtmps://)")
         }
+        isSecure = scheme == "rtmps"
         // A fragment is never sent to a server.
         let rest = string[schemeEnd.upperBound..<(string.firstIndex(of: "#") ?? string.endIndex)]
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
@@ -37,8 +43,8 @@ public struct RTMPURL: Hashable, Sendable, CustomStringConvertible {
         if authority.contains("@") {
             // Not echoed: the URL holds a password.
             throw .invalidURL(
-                "rtmp://…@" + rest[rest.index(after: rest[..<slash].lastIndex(of: "@")!)...],
-                "credentials (user:password@) are not supported in rtmp:// URLs")
+                "\(scheme)://…@" + rest[rest.index(after: rest[..<slash].lastIndex(of: "@")!)...],
+                "credentials (user:password@) are not supported in \(scheme):// URLs")
         }
         let path = slash < rest.endIndex ? String(rest[rest.index(after: slash)...]) : ""
 
@@ -65,7 +71,7 @@ public struct RTMPURL: Hashable, Sendable, CustomStringConvertible {
             guard let value = UInt16(portPart), value > 0 else { throw .invalidURL(string, "bad port '\(portPart)'") }
             port = value
         } else {
-            port = Self.defaultPort
+            port = isSecure ? Self.defaultSecurePort : Self.defaultPort
         }
 
         // The stream is the last segment; a query string on it belongs to it.
@@ -84,7 +90,7 @@ public struct RTMPURL: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The `tcUrl` of `connect`: the URL up to and including the application.
-    public var tcURL: String { "rtmp://\(authority)/\(application)" }
+    public var tcURL: String { "\(isSecure ? "rtmps" : "rtmp")://\(authority)/\(application)" }
 
     /// The URL as given, rebuilt from its parts.
     public var description: String { "\(tcURL)/\(streamName)" }

@@ -231,7 +231,7 @@ public struct RTMPRecorder: Sendable {
 
     /// Failures of the connection, not of the stream, after which it is worth connecting again.
     static let reconnectable: Set<RTMPError.Kind> = [
-        .connectionClosed, .connectionLost, .connectionFailed, .connectTimedOut, .handshakeFailed,
+        .connectionClosed, .connectionLost, .connectionFailed, .connectTimedOut, .tlsHandshakeFailed, .handshakeFailed,
         .handshakeTimedOut, .responseTimeout,
     ]
 }

@@ -21,11 +21,13 @@ public actor RTMPConnection {
         public var readSize: Int
         /// Bytes gathered before a write while publishing.
         public var writeBatchSize: Int
+        /// How an `rtmps://` URL's server is checked.
+        public var tls: RTMPTLSOptions
 
         public init(
             client: RTMPClientStateMachine.Configuration = .init(), socket: RTMPSocket.Configuration = .init(),
             handshakeTimeout: Duration = .seconds(10), responseTimeout: Duration = .seconds(10),
-            readSize: Int = 256 << 10, writeBatchSize: Int = 256 << 10
+            readSize: Int = 256 << 10, writeBatchSize: Int = 256 << 10, tls: RTMPTLSOptions = RTMPTLSOptions()
         ) {
             self.client = client
             self.socket = socket
@@ -33,6 +35,7 @@ public actor RTMPConnection {
             self.responseTimeout = responseTimeout
             self.readSize = readSize
             self.writeBatchSize = writeBatchSize
+            self.tls = tls
         }
     }
 
@@ -125,7 +128,7 @@ public actor RTMPConnection {
     }
 
     private func openOnce() async throws(RTMPError) -> Session {
-        try await socket.connect(host: url.host, port: url.port)
+        try await socket.connect(host: url.host, port: url.port, tls: url.isSecure ? configuration.tls : nil)
         logger.debug("connected to \(url.host):\(url.port)")
         try await perform(machine.start())
         try await pump(until: .handshakeDone, timeout: configuration.handshakeTimeout)

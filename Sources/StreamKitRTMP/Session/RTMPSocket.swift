@@ -11,7 +11,8 @@ import Darwin
 #endif
 
 /// The TCP session under an RTMP connection: connect to a host (port 1935 by default), status
-/// events, read, write, disconnect, with a connect timeout and an idle timeout.
+/// events, read, write, disconnect, with a connect timeout and an idle timeout; over TLS for
+/// RTMPS (a ``TLSClientSession`` between the bytes read and written and the socket).
 ///
 /// An actor owns one non-blocking POSIX socket. Waiting for it to become readable or writable
 /// holds no thread: a Dispatch source wakes the waiting task. Status events mirror the stream
@@ -60,22 +61,26 @@ public actor RTMPSocket {
     public let configuration: Configuration
     /// Status events, newest kept when nobody reads them.
     public nonisolated let events: AsyncStream<Event>
-    private let eventContinuation: AsyncStream<Event>.Continuation
+    let eventContinuation: AsyncStream<Event>.Continuation
     private let queue = DispatchQueue(label: "streamkit.rtmp.socket")
-    private var connection: Connection?
-    private var peer = ""
+    var connection: Connection?
+    var peer = ""
     private var hasEnded = false
     /// Reused for every read, so that a large read size costs no allocation per read.
-    private var scratch: [UInt8] = []
+    var scratch: [UInt8] = []
+    /// The TLS session of an `rtmps://` connection.
+    var tls: TLSClientSession?
+    /// Ciphertext for the server that the socket has not taken yet.
+    var ciphertext = ByteBuffer()
 
     /// Whether a connection is open, shared with the readiness callbacks.
-    private final class OpenFlag: Sendable {
+    final class OpenFlag: Sendable {
         let value = Atomic(false)
     }
 
     /// One connected descriptor and what wakes its waiters: the process's epoll reactor on
     /// Linux, Dispatch sources elsewhere. The descriptor is closed once nothing watches it.
-    private final class Connection: Sendable {
+    final class Connection: Sendable {
         /// The two ways to wait for readiness.
         private enum Waker {
             #if os(Linux)
@@ -177,10 +182,14 @@ public actor RTMPSocket {
     /// Whether a connection is open.
     public var isConnected: Bool { connection != nil }
 
-    /// Opens a TCP connection to `host` and `port`, closing any open one first.
+    /// Opens a TCP connection to `host` and `port`, closing any open one first, and runs a TLS
+    /// handshake on it (within the connect timeout) when `tls` is given.
     ///
-    /// - Throws: ``RTMPError`` (connection failed, connect timed out).
-    public func connect(host: String, port: UInt16 = RTMPURL.defaultPort) async throws(RTMPError) {
+    /// - Throws: ``RTMPError`` (connection failed, connect timed out; TLS handshake failed,
+    ///   certificate verify failed, not supported where there is no TLS).
+    public func connect(
+        host: String, port: UInt16 = RTMPURL.defaultPort, tls tlsOptions: RTMPTLSOptions? = nil
+    ) async throws(RTMPError) {
         disconnect()
         hasEnded = false
         peer = "\(host):\(port)"
@@ -227,6 +236,14 @@ public actor RTMPSocket {
                 }
             }
             connection = candidate
+            if let tlsOptions {
+                do {
+                    try await startTLS(host: host, port: port, options: tlsOptions)
+                } catch {
+                    disconnect()
+                    throw error
+                }
+            }
             eventContinuation.yield(.opened)
             candidate.isOpen.value.store(true, ordering: .releasing)
             candidate.watchReadable()
@@ -262,6 +279,14 @@ public actor RTMPSocket {
                 return count
             }
             guard let connection else { throw .invalidState("read on a closed RTMP socket") }
+            if tls != nil, try !sendCiphertextNow() {
+                // libssl answered the server while reading (a key update): that goes out first.
+                switch try await flushCiphertext(timeout: limit) {
+                case .ready: continue
+                case .timedOut: throw .idleTimeout("\(peer) to accept data", after: limit ?? .zero)
+                case .cancelled: throw .connectionClosed("the socket to \(peer) was closed while reading")
+                }
+            }
             switch await connection.wait(.read, timeout: limit, coalescing: configuration.readCoalescing) {
             case .ready: continue
             case .timedOut: throw .idleTimeout("data from \(peer)", after: limit ?? .zero)
@@ -286,8 +311,8 @@ public actor RTMPSocket {
         try receive(appendingTo: &buffer, maxLength: maxLength, watchWhenDrained: true)
     }
 
-    /// One `recv`; when the socket is drained and nobody is about to wait, the next arrival is
-    /// reported as a `readable` event.
+    /// One `recv` (or TLS read); when the socket is drained and nobody is about to wait, the next
+    /// arrival is reported as a `readable` event.
     private func receive(
         appendingTo buffer: inout ByteBuffer, maxLength: Int?, watchWhenDrained: Bool
     ) throws(RTMPError)
@@ -299,24 +324,52 @@ public actor RTMPSocket {
         }
         let capacity = max(1, maxLength ?? configuration.readSize)
         if scratch.count < capacity { scratch = [UInt8](repeating: 0, count: capacity) }
+        let received: Int?
+        if let tls {
+            received = try receive(tls, appendingTo: &buffer, capacity: capacity)
+        } else {
+            received = try receiveRaw(capacity: capacity)
+            if let received, received > 0 { buffer.writeBytes(scratch[0..<received]) }
+        }
+        if received == nil && watchWhenDrained { connection.watchReadable() }
+        if received == 0 {
+            hasEnded = true
+            eventContinuation.yield(.ended)
+        }
+        return received
+    }
+
+    /// One `recv` into ``scratch``: the count, 0 when the peer has closed, `nil` when nothing is there yet.
+    func receiveRaw(capacity: Int) throws(RTMPError) -> Int? {
+        guard let connection else { throw .invalidState("read on a closed RTMP socket") }
+        if scratch.count < capacity { scratch = [UInt8](repeating: 0, count: capacity) }
         while true {
             let received = scratch.withUnsafeMutableBytes { recv(connection.descriptor, $0.baseAddress, capacity, 0) }
-            if received > 0 {
-                buffer.writeBytes(scratch[0..<received])
-                return received
-            }
-            if received == 0 {
-                hasEnded = true
-                eventContinuation.yield(.ended)
-                return 0
-            }
+            if received >= 0 { return received }
             switch errno {
             case EINTR: continue
-            case EAGAIN, EWOULDBLOCK:
-                if watchWhenDrained { connection.watchReadable() }
-                return nil
+            case EAGAIN, EWOULDBLOCK: return nil
             default:
                 let error = RTMPError.connectionLost(SystemError.current("recv", subject: peer))
+                eventContinuation.yield(.error(error))
+                throw error
+            }
+        }
+    }
+
+    /// One `send`: the count sent, `nil` when the socket is full.
+    func sendRaw(_ bytes: ArraySlice<UInt8>) throws(RTMPError) -> Int? {
+        guard let connection else { throw .invalidState("write on a closed RTMP socket") }
+        while true {
+            let sent = bytes.withUnsafeBytes { raw in
+                send(connection.descriptor, raw.baseAddress, raw.count, Self.sendFlags)
+            }
+            if sent >= 0 { return sent }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return nil
+            default:
+                let error = RTMPError.connectionLost(SystemError.current("send", subject: peer))
                 eventContinuation.yield(.error(error))
                 throw error
             }
@@ -336,28 +389,22 @@ public actor RTMPSocket {
     public func write(_ bytes: some Collection<UInt8> & Sendable) async throws(RTMPError) {
         let contiguous: ArraySlice<UInt8> =
             (bytes as? ArraySlice<UInt8>) ?? (bytes as? [UInt8])?[...] ?? ArraySlice(bytes)
+        if let tls {
+            try encrypt(contiguous, with: tls)
+            try await writeCiphertext()
+            return
+        }
         var offset = contiguous.startIndex
         while offset < contiguous.endIndex {
             guard let connection else { throw .invalidState("write on a closed RTMP socket") }
-            let sent = contiguous[offset...].withUnsafeBytes { raw in
-                send(connection.descriptor, raw.baseAddress, raw.count, Self.sendFlags)
-            }
-            if sent >= 0 {
+            if let sent = try sendRaw(contiguous[offset...]) {
                 offset += sent
                 continue
             }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK:
-                switch await connection.wait(.write, timeout: configuration.idleTimeout) {
-                case .ready: continue
-                case .timedOut: throw .idleTimeout("\(peer) to accept data", after: configuration.idleTimeout ?? .zero)
-                case .cancelled: throw .connectionClosed("the socket to \(peer) was closed while writing")
-                }
-            default:
-                let error = RTMPError.connectionLost(SystemError.current("send", subject: peer))
-                eventContinuation.yield(.error(error))
-                throw error
+            switch await connection.wait(.write, timeout: configuration.idleTimeout) {
+            case .ready: continue
+            case .timedOut: throw .idleTimeout("\(peer) to accept data", after: configuration.idleTimeout ?? .zero)
+            case .cancelled: throw .connectionClosed("the socket to \(peer) was closed while writing")
             }
         }
     }
@@ -365,6 +412,11 @@ public actor RTMPSocket {
     /// Sends FIN: no more bytes will be written, reading continues until the peer closes.
     public func shutdownOutput() {
         guard let connection else { return }
+        if let tls {
+            // close_notify, if the socket takes it now.
+            tls.close()
+            _ = try? sendCiphertextNow()
+        }
         shutdown(connection.descriptor, Int32(SHUT_WR))
     }
 
@@ -372,6 +424,8 @@ public actor RTMPSocket {
     public func disconnect() {
         connection?.close()
         connection = nil
+        tls = nil
+        ciphertext = ByteBuffer()
     }
 
     /// Ends the event stream; call when the session is done for good.
