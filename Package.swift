@@ -20,6 +20,7 @@ let libraryTargets = [
     "StreamKitHLS",
     "StreamKitAMF",
     "StreamKitFLV",
+    "StreamKitMPEGTS",
     "StreamKitRTMP",
     "StreamKitMediaCache",
     "StreamKitDownloads",
@@ -81,6 +82,10 @@ let package = Package(
         // Wire formats and the RTMP client: AMF0/AMF3 values, FLV files, RTMP state machines and the socket edge.
         .target(name: "StreamKitAMF", dependencies: ["StreamKitCore"], swiftSettings: strictSettings),
         .target(name: "StreamKitFLV", dependencies: ["StreamKitCore", "StreamKitAMF"], swiftSettings: strictSettings),
+        // FLV media into MPEG-TS segments and a live HLS playlist: value types, no I/O.
+        .target(
+            name: "StreamKitMPEGTS", dependencies: ["StreamKitCore", "StreamKitFLV", "StreamKitHLS"],
+            swiftSettings: strictSettings),
         .target(
             name: "StreamKitRTMP",
             dependencies: ["StreamKitCore", "StreamKitAMF", "StreamKitFLV"],
@@ -156,6 +161,13 @@ let package = Package(
         .testTarget(
             name: "StreamKitFLVTests",
             dependencies: ["StreamKitFLV", "StreamKitAMF", "StreamKitCore", "StreamKitTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "StreamKitMPEGTSTests",
+            dependencies: [
+                "StreamKitMPEGTS", "StreamKitFLV", "StreamKitHLS", "StreamKitCore", "StreamKitTestSupport",
+                "StreamKitRTMP",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "StreamKitRTMPTests",
