@@ -88,7 +88,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "StreamKitRTMP",
-            dependencies: ["StreamKitCore", "StreamKitAMF", "StreamKitFLV"],
+            dependencies: ["StreamKitCore", "StreamKitAMF", "StreamKitFLV", "StreamKitMPEGTS"],
             swiftSettings: strictSettings),
         // The byte-range media cache: sparse data files, an SQLite index of cached spans, read-through, eviction.
         .target(
