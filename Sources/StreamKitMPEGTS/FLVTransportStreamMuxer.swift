@@ -31,6 +31,8 @@ public struct FLVTransportStreamMuxer: Sendable {
     public private(set) var video: VideoConfiguration?
     /// The audio stream's configuration, once its sequence header arrived.
     public private(set) var audio: AudioSpecificConfig?
+    /// Frames left out because no configuration for them had arrived.
+    public private(set) var skippedFrames = 0
     private var packets = TSPacketWriter()
     private var announced: [TSElementaryStream] = []
     private var mapVersion: UInt8 = 0
@@ -79,12 +81,27 @@ public struct FLVTransportStreamMuxer: Sendable {
             pid: ProgramTables.pmtPID, into: &output)
     }
 
+    /// Replaces the PMT packet at `offset` in `output` with one listing the streams configured
+    /// now, keeping its version and continuity counter: for a stream whose configuration arrives
+    /// after a segment began but before any of its frames, so that the segment starts with the
+    /// complete program instead of changing it midway (which some demuxers take as a new program).
+    public mutating func rewriteProgramMap(in output: inout [UInt8], at offset: Int) {
+        announced = streams
+        var packet: [UInt8] = []
+        var writer = TSPacketWriter(continuityCounter: output[offset + 3] & 0x0F, pid: ProgramTables.pmtPID)
+        writer.writeSection(
+            ProgramTables.mapSection(streams: announced, pcrPID: pcrPID, version: mapVersion),
+            pid: ProgramTables.pmtPID, into: &packet)
+        output.replaceSubrange(offset..<(offset + TSPacketWriter.packetSize), with: packet)
+    }
+
     /// Remuxes one tag, appending its packets to `output`.
     ///
     /// - Parameter timestamp: The tag's decoding time in milliseconds, unwrapped past 32 bits.
     /// - Returns: What the tag was.
-    /// - Throws: ``MPEGTSError`` for a codec MPEG-TS cannot carry here, a malformed
-    ///   configuration or frame, or a frame before its stream's configuration.
+    /// - Throws: ``MPEGTSError`` for a codec MPEG-TS cannot carry here, or a malformed
+    ///   configuration or frame. A frame before its stream's configuration is skipped
+    ///   (``skippedFrames``).
     @discardableResult
     public mutating func write(
         _ tag: FLVTag, timestamp: Int64, into output: inout [UInt8]
@@ -131,8 +148,10 @@ public struct FLVTransportStreamMuxer: Sendable {
             return .configuration(changed: changed)
         }
         guard header.packetType == 1 || header.packetType == 3, !body.isEmpty else { return .other }
+        // A frame before its sequence header (or after one of another codec) cannot be decoded.
         guard let video, video.codec == codec else {
-            throw MPEGTSError(.invalidFrame, "a \(codec) frame before its sequence header")
+            skippedFrames += 1
+            return .other
         }
         pieces.removeAll(keepingCapacity: true)
         try AnnexB.accessUnit(body, configuration: video, isKeyFrame: header.isKeyframe, into: &pieces)
@@ -169,7 +188,10 @@ public struct FLVTransportStreamMuxer: Sendable {
             return .configuration(changed: changed)
         }
         guard header.packetType == 1, !body.isEmpty else { return .other }
-        guard let audio else { throw MPEGTSError(.invalidFrame, "an AAC frame before its AudioSpecificConfig") }
+        guard let audio else {
+            skippedFrames += 1
+            return .other
+        }
         adtsHeader = audio.adtsHeader(payloadLength: body.count)
         pieces.removeAll(keepingCapacity: true)
         pieces.append(adtsHeader[...])

@@ -13,6 +13,9 @@ public struct TSPacketWriter: Sendable {
 
     public init() {}
 
+    /// A writer whose next packet on `pid` carries `continuityCounter`.
+    public init(continuityCounter: UInt8, pid: UInt16) { counters[pid] = continuityCounter & 0x0F }
+
     /// The continuity counter the next packet on `pid` carries.
     public func nextContinuityCounter(pid: UInt16) -> UInt8 { counters[pid] ?? 0 }
 

@@ -30,6 +30,8 @@ public struct TransportStreamSegmenter: Sendable {
     private var mediaEnd: Int64 = 0
     private var lastVideoTime: Int64?
     private var videoFrameLength: Int64 = 0
+    /// Where the open segment's PMT packet is in the caller's output, while it is still there.
+    private var mapOffset: Int?
     private var pendingDiscontinuity = false
     private var forceCut = false
 
@@ -40,6 +42,7 @@ public struct TransportStreamSegmenter: Sendable {
     }
 
     /// Remuxes `tag`, whose timestamp is `time` milliseconds, appending its bytes to `output`.
+    /// A caller that removes bytes from the front of `output` says so with ``outputConsumed(_:)``.
     ///
     /// - Returns: The cut, when the tag started a new segment: the bytes of `output` before
     ///   ``Cut/offset`` (appended by this call or earlier ones) end the previous segment.
@@ -69,8 +72,15 @@ public struct TransportStreamSegmenter: Sendable {
                 pendingDiscontinuity = true
                 forceCut = true
             } else if isSegmentOpen && muxer.streams != before {
-                // A stream joined mid-segment: announce it now.
-                muxer.writeProgramTables(into: &output)
+                // A stream joined mid-segment: into the segment's own PMT while that is still in the
+                // output, else in a new PMT version from here.
+                if let mapOffset, mapOffset + TSPacketWriter.packetSize <= output.count,
+                    output[mapOffset] == 0x47, output[mapOffset + 1] & 0x5F == 0x50, output[mapOffset + 2] == 0x00
+                {
+                    muxer.rewriteProgramMap(in: &output, at: mapOffset)
+                } else {
+                    muxer.writeProgramTables(into: &output)
+                }
             }
         case .videoFrame:
             videoFrames += 1
@@ -85,6 +95,13 @@ public struct TransportStreamSegmenter: Sendable {
             break
         }
         return cut
+    }
+
+    /// Tells the segmenter that the caller removed the first `count` bytes of its output (wrote
+    /// them out), so that offsets into it move.
+    public mutating func outputConsumed(_ count: Int) {
+        guard let offset = mapOffset else { return }
+        mapOffset = offset >= count ? offset - count : nil
     }
 
     /// Ends the stream: the length of the open segment in seconds, or `nil` when none is open.
@@ -107,6 +124,7 @@ public struct TransportStreamSegmenter: Sendable {
         isSegmentOpen = true
         segmentStart = time
         mediaEnd = max(mediaEnd, time)
+        mapOffset = output.count + TSPacketWriter.packetSize
         muxer.writeProgramTables(into: &output)
     }
 }

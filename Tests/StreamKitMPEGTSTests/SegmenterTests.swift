@@ -30,6 +30,7 @@ import Testing
             if let cut = try segmenter.append(tag, time: Int64(tag.timestamp), into: &output) {
                 segments.append(Array(output[..<cut.offset]))
                 output.removeFirst(cut.offset)
+                segmenter.outputConsumed(cut.offset)
                 cuts.append(cut)
             }
         }
@@ -81,14 +82,34 @@ import Testing
         #expect(result.cuts.map(\.discontinuity) == [true])
     }
 
-    @Test func framesBeforeTheirConfigurationAreRefused() {
+    /// A live stream's frames before its sequence header cannot be decoded: they are left out.
+    /// A codec MPEG-TS cannot carry is an error.
+    @Test func framesBeforeTheirConfigurationAreSkipped() throws {
         var segmenter = TransportStreamSegmenter(targetDuration: 1_000)
         var output: [UInt8] = []
-        #expect(throws: MPEGTSError.self) {
-            try segmenter.append(Self.videoFrame(at: 0, key: true), time: 0, into: &output)
-        }
+        _ = try segmenter.append(Self.audioFrame(at: 0), time: 0, into: &output)
+        _ = try segmenter.append(Self.videoFrame(at: 0, key: true), time: 0, into: &output)
+        #expect(segmenter.muxer.skippedFrames == 2)
+        #expect(segmenter.videoFrames == 0 && segmenter.audioFrames == 0)
         let mp3 = FLVTag(type: .audio, timestamp: 0, data: [0x2F, 0xFF, 0xFB])
         #expect(throws: MPEGTSError.self) { try segmenter.append(mp3, time: 0, into: &output) }
+    }
+
+    /// Audio configured after the segment began (but before its first frame) goes into the
+    /// segment's own PMT rather than a second PMT version midway.
+    @Test func aStreamJoiningEarlyCompletesTheSegmentsProgramMap() throws {
+        var tags = [Self.avcConfiguration(), Self.videoFrame(at: 0, key: true), Self.aacConfiguration]
+        tags += [Self.audioFrame(at: 10), Self.videoFrame(at: 40, key: false)]
+        let result = try Self.segment(tags, target: 1_000)
+        let segment = result.segments[0]
+        let maps = stride(from: 0, to: segment.count, by: 188).filter {
+            segment[$0 + 1] & 0x1F == 0x10 && segment[$0 + 2] == 0x00
+        }
+        #expect(maps == [188])
+        let streams = [TSElementaryStream(type: .h264, pid: 0x100), TSElementaryStream(type: .aacADTS, pid: 0x101)]
+        let expected = ProgramTables.mapSection(streams: streams, pcrPID: 0x100)
+        #expect(Array(segment[193..<(193 + expected.count)]) == expected)
+        #expect(segment[191] & 0x0F == 0, "the PMT keeps its continuity counter")
     }
 
     @Test func livePlaylistGrowsAndEnds() {

@@ -44,6 +44,7 @@ import Testing
             try write(output[..<cut.offset], duration: cut.duration)
             discontinuity = cut.discontinuity
             output.removeFirst(cut.offset)
+            segmenter.outputConsumed(cut.offset)
         }
         if let duration = segmenter.finish() { try write(output[...], duration: duration) }
         playlist.end()

@@ -142,6 +142,7 @@ public final class RTMPToHLS {
         if failed { throw .current("write", subject: directory + "/" + Self.segmentName(playlist.segmentCount)) }
         bytesWritten += Int64(count)
         buffer.removeSubrange(0..<count)
+        segmenter.outputConsumed(count)
     }
 
     private func writePlaylist() throws(SystemError) {
