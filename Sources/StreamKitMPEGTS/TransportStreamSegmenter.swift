@@ -32,6 +32,9 @@ public struct TransportStreamSegmenter: Sendable {
     private var videoFrameLength: Int64 = 0
     /// Where the open segment's PMT packet is in the caller's output, while it is still there.
     private var mapOffset: Int?
+    /// Milliseconds added to every time since a restart (``streamRestarted()``).
+    private var shift: Int64 = 0
+    private var restarted = false
     private var pendingDiscontinuity = false
     private var forceCut = false
 
@@ -50,6 +53,15 @@ public struct TransportStreamSegmenter: Sendable {
     public mutating func append(_ tag: FLVTag, time: Int64, into output: inout [UInt8]) throws(MPEGTSError) -> Cut? {
         var cut: Cut?
         let kind = FLVTransportStreamMuxer.kind(of: tag)
+        var time = time + shift
+        if restarted, kind == .videoFrame(isKeyFrame: true) || (kind == .audioFrame && muxer.video == nil) {
+            // The new stream starts where the media written so far ends, not inside its last frame.
+            if time < mediaEnd {
+                shift += mediaEnd - time
+                time = mediaEnd
+            }
+            restarted = false
+        }
         switch kind {
         case .videoFrame(let isKeyFrame):
             if isSegmentOpen && isKeyFrame && (forceCut || time - segmentStart >= targetDuration) {
@@ -96,6 +108,11 @@ public struct TransportStreamSegmenter: Sendable {
         }
         return cut
     }
+
+    /// The stream starts again (a reconnect): its first key frame (or, without video, audio
+    /// frame) is moved, with everything after it, to the end of the media written so far if it
+    /// would fall inside it, so that decoding times keep increasing by at least a frame.
+    public mutating func streamRestarted() { restarted = true }
 
     /// Tells the segmenter that the caller removed the first `count` bytes of its output (wrote
     /// them out), so that offsets into it move.

@@ -112,6 +112,22 @@ import Testing
         #expect(segment[191] & 0x0F == 0, "the PMT keeps its continuity counter")
     }
 
+    /// After a restart the stream's first key frame begins where the last frame ends, though
+    /// its own timestamp (the last tag's plus one millisecond) falls inside that frame.
+    @Test func aRestartedStreamContinuesAfterTheLastFrame() throws {
+        var segmenter = TransportStreamSegmenter(targetDuration: 100)
+        var output: [UInt8] = []
+        _ = try segmenter.append(Self.avcConfiguration(), time: 0, into: &output)
+        for time in [0, 40, 80] {
+            _ = try segmenter.append(Self.videoFrame(at: 0, key: time == 0), time: Int64(time), into: &output)
+        }
+        segmenter.streamRestarted()
+        let cut = try segmenter.append(Self.videoFrame(at: 0, key: true), time: 81, into: &output)
+        #expect(cut?.duration == 0.12)
+        _ = try segmenter.append(Self.videoFrame(at: 0, key: false), time: 121, into: &output)
+        #expect(segmenter.finish() == 0.08, "160 ms, the second frame's end, after the cut at 120 ms")
+    }
+
     @Test func livePlaylistGrowsAndEnds() {
         var playlist = LiveMediaPlaylist(targetDuration: 4)
         playlist.append(uri: "segment-0.ts", duration: 4.2)

@@ -240,6 +240,7 @@ public struct RTMPRecorder: Sendable {
                     logger.warning("the connection dropped (\(error)); reconnecting in \(delay)")
                     drop = drop ?? error
                     machine.reconnected()
+                    hls?.reconnected()
                     do { try await Task.sleep(for: delay) } catch { endReason = .cancelled }
                 } else if machine.hasStarted {
                     // What was recorded stays a complete file: the stream ended, if not cleanly.

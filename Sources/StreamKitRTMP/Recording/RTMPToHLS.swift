@@ -92,6 +92,10 @@ public final class RTMPToHLS {
         if buffer.count >= Self.flushSize { try flush(upTo: buffer.count) }
     }
 
+    /// The stream continues on a new connection: its timestamps continue after the media written
+    /// so far (``TransportStreamSegmenter/streamRestarted()``).
+    public func reconnected() { segmenter.streamRestarted() }
+
     /// Writes out the open segment and the playlist with `EXT-X-ENDLIST`; with no media written,
     /// writes nothing.
     ///
