@@ -7,18 +7,20 @@ import StreamKitRTMP
 import StreamKitTestSupport
 import Testing
 
-/// `rtmp record --hls` of an Enhanced RTMP HEVC stream (`hvc1`) with AAC: the package decodes in
-/// ffmpeg and GStreamer frame for frame and exports to MP4.
+/// `rtmp record --hls` of an HEVC stream with AAC: the package decodes in ffmpeg and GStreamer
+/// frame for frame and exports to MP4.
 ///
-/// nginx-rtmp 1.2 drops Enhanced RTMP video (EnhancedRTMPTests), so the server is staged with
-/// the scripted responder, playing tags made from a libx265 encode.
+/// nginx-rtmp 1.2 drops Enhanced RTMP video (EnhancedRTMPTests), so the Enhanced (`hvc1`) stream
+/// comes from the scripted responder, playing tags made from a libx265 encode; the same frames
+/// as legacy CodecID 12 tags go through nginx, published with `streamkit rtmp publish`.
 @Suite(.requires(.ffmpeg, .ffprobe))
 struct LiveHLSHEVCTests {
     static let seconds = 10
     static let frameRate = 25
 
-    /// Sequence headers, then video and AAC tags in timestamp order, from ffmpeg's encodes.
-    static func tags(in directory: URL) async throws -> [FLVTag] {
+    /// Sequence headers, then video and AAC tags in timestamp order, from ffmpeg's encodes:
+    /// Enhanced RTMP (`hvc1`) video tags, or legacy ones with CodecID 12.
+    static func tags(in directory: URL, enhanced: Bool = true) async throws -> [FLVTag] {
         let video = directory.appendingPathComponent("video.hevc").path
         let audio = directory.appendingPathComponent("audio.aac").path
         try await Tool.ffmpeg.run([
@@ -34,19 +36,21 @@ struct LiveHLSHEVCTests {
         let (audioConfig, audioFrames) = adtsFrames(Array(try Data(contentsOf: URL(fileURLWithPath: audio))))
         var media: [FLVTag] = []
         for (index, frame) in frames.enumerated() {
-            let header: UInt8 = 0x80 | (frame.key ? 0x10 : 0x20) | 3  // CodedFramesX: no composition time
+            // Enhanced CodedFramesX has no composition time; legacy NALU packets a zero one.
+            let header =
+                enhanced
+                ? [0x80 | (frame.key ? 0x10 : 0x20) | 3] + Array("hvc1".utf8) : [frame.key ? 0x1C : 0x2C, 1, 0, 0, 0]
             media.append(
-                FLVTag(
-                    type: .video, timestamp: UInt32(index * 1_000 / frameRate),
-                    data: [header] + Array("hvc1".utf8) + frame.data))
+                FLVTag(type: .video, timestamp: UInt32(index * 1_000 / frameRate), data: header + frame.data))
         }
         for (index, frame) in audioFrames.enumerated() {
             media.append(
                 FLVTag(type: .audio, timestamp: UInt32(index * 1_024_000 / 44_100), data: [0xAF, 1] + frame))
         }
         media.sort { $0.timestamp < $1.timestamp }
+        let start: [UInt8] = enhanced ? [0x90] + Array("hvc1".utf8) : [0x1C, 0, 0, 0, 0]
         return [
-            FLVTag(type: .video, timestamp: 0, data: [0x90] + Array("hvc1".utf8) + configuration),
+            FLVTag(type: .video, timestamp: 0, data: start + configuration),
             FLVTag(type: .audio, timestamp: 0, data: [0xAF, 0] + audioConfig),
         ] + media
     }
@@ -168,5 +172,67 @@ struct LiveHLSHEVCTests {
         ])
         let seconds = Double(duration.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         #expect(abs(seconds - Double(Self.seconds)) < 0.2, "exported \(seconds) s")
+    }
+
+    /// Legacy CodecID 12 HEVC published with `streamkit rtmp publish --realtime` to nginx-rtmp and
+    /// recorded with `rtmp record --hls`: `streamkit serve` hands out the live playlist while it
+    /// records, and the finished package decodes frame for frame.
+    @Test(.requires(.nginxRTMP, .gstLaunch))
+    func legacyHEVCPublishedThroughNginxRecordsLive() async throws {
+        let directory = try TestRun.makeTemporaryDirectory("live-hls-hevc-nginx")
+        let flv = directory.appendingPathComponent("hevc.flv")
+        let writer = try FLVFileWriter(path: flv.path)
+        for tag in try await Self.tags(in: directory, enhanced: false) { try writer.write(tag) }
+        try writer.finish(duration: Double(Self.seconds))
+
+        let nginx = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
+        let url = nginx.rtmpURL(application: "live", stream: "hevc")
+        let library = directory.appendingPathComponent("library")
+        let package = library.appendingPathComponent("hevc")
+        let recording = Task {
+            await CommandRunner.runCapturing(arguments: [
+                "rtmp", "record", url, "--hls", package.path, "--segment-duration", "2",
+            ])
+        }
+        try await nginx.waitForErrorLog("play: name='hevc'")
+        let server = try ChildProcess(
+            executable: try BuiltProducts.executable("streamkit"),
+            arguments: ["serve", "--root", try Self.made(library).path, "--port", "0"],
+            environment: ["STREAMKIT_HOME": directory.appendingPathComponent("home").path], logName: "serve-hevc")
+        let publishing = Task {
+            await CommandRunner.runCapturing(arguments: ["rtmp", "publish", flv.path, url, "--realtime"])
+        }
+
+        let listed = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+            FileManager.default.fileExists(atPath: package.path + "/index.m3u8")
+                && server.standardOutput.contains("URL: ")
+        }
+        try #require(listed, "no package or no server: \(server.standardError)")
+        let line = try #require(server.standardOutput.split(separator: "\n").first { $0.hasPrefix("URL: ") })
+        let live = String(line.dropFirst("URL: ".count)) + "library/hevc/index.m3u8"
+        let probe = try await Tool.ffprobe.run([
+            "-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", live,
+        ])
+        #expect(Set(probe.standardOutput.split(separator: "\n").map(String.init)) == ["hevc", "aac"])
+        #expect(!(try String(contentsOfFile: package.path + "/video/index.m3u8", encoding: .utf8)).contains("ENDLIST"))
+
+        let (publishCode, _, publishError) = await publishing.value
+        #expect(publishCode == .success, "\(publishError)")
+        let (code, _, error) = await recording.value
+        #expect(code == .success, "\(error)")
+        let index = package.path + "/index.m3u8"
+        let ffmpeg = try await HLSPlayers.ffmpeg(index)
+        #expect(ffmpeg.videoFrames == Self.seconds * Self.frameRate, "\(ffmpeg)")
+        let decoding = try await Tool.ffmpeg.run(["-v", "error", "-i", index, "-f", "null", "-"])
+        #expect(decoding.standardError == "")
+        let gstreamer = try await HLSPlayers.gstreamer(live, demuxer: .hlsdemux)
+        #expect(gstreamer.playedToTheEnd && gstreamer.videoFrames == ffmpeg.videoFrames, "\(gstreamer)")
+        await server.stop()
+        await nginx.stop()
+    }
+
+    private static func made(_ directory: URL) throws -> URL {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
     }
 }
