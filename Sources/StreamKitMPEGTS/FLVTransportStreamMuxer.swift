@@ -137,7 +137,7 @@ public struct FLVTransportStreamMuxer: Sendable {
             throw MPEGTSError(.unsupportedCodec, "video \(header.codec)")
         }
         guard data.count >= bodyStart else { throw MPEGTSError(.invalidFrame, "a video tag of \(data.count) bytes") }
-        let body = data[bodyStart...]
+        let body = data[bodyStart..<data.endIndex]
         if header.isSequenceHeader {
             guard header.packetType == 0 else { throw MPEGTSError(.unsupportedCodec, "an MPEG-TS sequence start") }
             let configuration =
@@ -180,7 +180,7 @@ public struct FLVTransportStreamMuxer: Sendable {
             throw MPEGTSError(.unsupportedCodec, "audio \(name)")
         }
         guard data.count >= bodyStart else { throw MPEGTSError(.invalidFrame, "an audio tag of \(data.count) bytes") }
-        let body = data[bodyStart...]
+        let body = data[bodyStart..<data.endIndex]
         if header.isSequenceHeader {
             let configuration = try AudioSpecificConfig(bytes: body)
             let changed = audio != nil && audio != configuration

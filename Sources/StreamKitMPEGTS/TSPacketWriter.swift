@@ -9,15 +9,25 @@ public struct TSPacketWriter: Sendable {
     private static let headerSize = 4
     private static let syncByte: UInt8 = 0x47
 
-    private var counters: [UInt16: UInt8] = [:]
+    /// The continuity counter of each PID seen, in a list: a program has a handful of PIDs.
+    private var counters: [Counter] = []
+    /// Stuffing bytes to copy from.
+    private static let stuffing = [UInt8](repeating: 0xFF, count: packetSize)
+
+    private struct Counter: Sendable {
+        var pid: UInt16
+        var next: UInt8
+    }
 
     public init() {}
 
     /// A writer whose next packet on `pid` carries `continuityCounter`.
-    public init(continuityCounter: UInt8, pid: UInt16) { counters[pid] = continuityCounter & 0x0F }
+    public init(continuityCounter: UInt8, pid: UInt16) {
+        counters = [Counter(pid: pid, next: continuityCounter & 0x0F)]
+    }
 
     /// The continuity counter the next packet on `pid` carries.
-    public func nextContinuityCounter(pid: UInt16) -> UInt8 { counters[pid] ?? 0 }
+    public func nextContinuityCounter(pid: UInt16) -> UInt8 { counters.first { $0.pid == pid }?.next ?? 0 }
 
     /// Appends one packet holding `section` after a pointer_field of 0, stuffed with 0xFF.
     ///
@@ -28,10 +38,13 @@ public struct TSPacketWriter: Sendable {
         writeHeader(pid: pid, unitStart: true, hasAdaptation: false, into: &output)
         output.append(0x00)  // pointer_field
         output += section
-        output.append(contentsOf: repeatElement(0xFF, count: start + Self.packetSize - output.count))
+        output.append(contentsOf: Self.stuffing[0..<(start + Self.packetSize - output.count)])
     }
 
     /// Appends the packets of one PES packet: `header`, then `payload` piece by piece.
+    ///
+    /// The output grows once by the whole run of packets, which are then filled in place: the
+    /// payload is copied once, with no per-packet array operations.
     ///
     /// - Parameters:
     ///   - pcr: A program clock reference base (90 kHz) for the first packet's adaptation field.
@@ -43,50 +56,81 @@ public struct TSPacketWriter: Sendable {
         var headerBytes: [UInt8] = []
         headerBytes.reserveCapacity(header.size)
         header.write(into: &headerBytes)
+        let total = headerBytes.count + payload.reduce(0) { $0 + $1.count }
+        // The first packet's adaptation field: length byte, flags byte, and the PCR.
+        let firstAdaptation = pcr != nil ? 8 : randomAccess ? 2 : 0
+        let firstRoom = Self.packetSize - Self.headerSize - firstAdaptation
+        let roomAfter = Self.packetSize - Self.headerSize
+        let packets = total <= firstRoom ? 1 : 1 + (total - firstRoom + roomAfter - 1) / roomAfter
+        var counter = takeContinuityCounters(pid: pid, count: packets)
+        let start = output.count
+        Self.grow(&output, by: packets * Self.packetSize)
         var pieces = PieceReader(first: headerBytes[...], rest: payload)
-        var remaining = headerBytes.count + payload.reduce(0) { $0 + $1.count }
-        var isFirst = true
-        output.reserveCapacity(output.count + (remaining / 184 + 2) * Self.packetSize)
-        while remaining > 0 || isFirst {
-            let packetStart = output.count
-            // The adaptation field's fixed part: length byte, flags byte, and the PCR.
-            var adaptation = 0
-            if isFirst && (pcr != nil || randomAccess) { adaptation = pcr == nil ? 2 : 8 }
-            let room = Self.packetSize - Self.headerSize - adaptation
-            if remaining < room { adaptation += room - remaining }
-            writeHeader(pid: pid, unitStart: isFirst, hasAdaptation: adaptation > 0, into: &output)
-            if adaptation > 0 {
-                output.append(UInt8(adaptation - 1))
-                if adaptation > 1 {
-                    let flags: UInt8 = (isFirst && randomAccess ? 0x40 : 0) | (isFirst && pcr != nil ? 0x10 : 0)
-                    output.append(flags)
-                    if isFirst, let pcr { Self.writePCR(base: pcr, into: &output) }
-                    output.append(
-                        contentsOf: repeatElement(
-                            0xFF, count: packetStart + Self.headerSize + adaptation - output.count))
+        output.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress! + start
+            var remaining = total
+            for index in 0..<packets {
+                let packet = base + index * Self.packetSize
+                let isFirst = index == 0
+                var adaptation = isFirst ? firstAdaptation : 0
+                let room = roomAfter - adaptation
+                if remaining < room { adaptation += room - remaining }
+                packet[0] = Self.syncByte
+                packet[1] = (isFirst ? 0x40 : 0) | UInt8(truncatingIfNeeded: pid >> 8) & 0x1F
+                packet[2] = UInt8(truncatingIfNeeded: pid)
+                packet[3] = (adaptation > 0 ? 0x30 : 0x10) | counter
+                counter = (counter + 1) & 0x0F
+                if adaptation > 0 {
+                    packet[4] = UInt8(adaptation - 1)
+                    if adaptation > 1 {
+                        packet[5] = (isFirst && randomAccess ? 0x40 : 0) | (isFirst && pcr != nil ? 0x10 : 0)
+                        if isFirst, let pcr { Self.writePCR(base: pcr, at: packet + 6) }
+                        // The rest of the adaptation field is stuffing: the output grew with 0xFF.
+                    }
                 }
+                let count = roomAfter - adaptation
+                pieces.copy(count, to: packet + Self.headerSize + adaptation)
+                remaining -= count
             }
-            let count = Self.packetSize - (output.count - packetStart)
-            pieces.copy(count, into: &output)
-            remaining -= count
-            isFirst = false
         }
     }
 
-    /// program_clock_reference: a 33-bit base, 6 reserved bits, a 9-bit extension of 0.
-    static func writePCR(base: UInt64, into output: inout [UInt8]) {
+    /// Reserves the next `count` continuity counters of `pid`, returning the first.
+    private mutating func takeContinuityCounters(pid: UInt16, count: Int) -> UInt8 {
+        var index = 0
+        while index < counters.count && counters[index].pid != pid { index += 1 }
+        if index == counters.count { counters.append(Counter(pid: pid, next: 0)) }
+        let first = counters[index].next
+        counters[index].next = UInt8(truncatingIfNeeded: (Int(first) + count) & 0x0F)
+        return first
+    }
+
+    /// Appends `count` stuffing bytes to `output`, a block at a time.
+    private static func grow(_ output: inout [UInt8], by count: Int) {
+        var left = count
+        while left > 0 {
+            let step = min(left, stuffingBlock.count)
+            output.append(contentsOf: stuffingBlock[0..<step])
+            left -= step
+        }
+    }
+
+    /// 0xFF bytes for growing the output.
+    private static let stuffingBlock = [UInt8](repeating: 0xFF, count: 64 << 10)
+
+    /// program_clock_reference at `pointer`: a 33-bit base, 6 reserved bits, a 9-bit extension of 0.
+    static func writePCR(base: UInt64, at pointer: UnsafeMutablePointer<UInt8>) {
         let value = base & 0x1_FFFF_FFFF
-        output.append(UInt8(truncatingIfNeeded: value >> 25))
-        output.append(UInt8(truncatingIfNeeded: value >> 17))
-        output.append(UInt8(truncatingIfNeeded: value >> 9))
-        output.append(UInt8(truncatingIfNeeded: value >> 1))
-        output.append(UInt8(truncatingIfNeeded: value << 7) | 0x7E)
-        output.append(0x00)
+        pointer[0] = UInt8(truncatingIfNeeded: value >> 25)
+        pointer[1] = UInt8(truncatingIfNeeded: value >> 17)
+        pointer[2] = UInt8(truncatingIfNeeded: value >> 9)
+        pointer[3] = UInt8(truncatingIfNeeded: value >> 1)
+        pointer[4] = UInt8(truncatingIfNeeded: value << 7) | 0x7E
+        pointer[5] = 0x00
     }
 
     private mutating func writeHeader(pid: UInt16, unitStart: Bool, hasAdaptation: Bool, into output: inout [UInt8]) {
-        let counter = counters[pid] ?? 0
-        counters[pid] = (counter + 1) & 0x0F
+        let counter = takeContinuityCounters(pid: pid, count: 1)
         output.append(Self.syncByte)
         output.append((unitStart ? 0x40 : 0) | UInt8(truncatingIfNeeded: pid >> 8) & 0x1F)
         output.append(UInt8(truncatingIfNeeded: pid))
@@ -106,8 +150,9 @@ private struct PieceReader {
         self.rest = rest
     }
 
-    mutating func copy(_ count: Int, into output: inout [UInt8]) {
+    mutating func copy(_ count: Int, to destination: UnsafeMutablePointer<UInt8>) {
         var count = count
+        var destination = destination
         while count > 0 {
             while current.isEmpty {
                 guard next < rest.count else { return }
@@ -115,8 +160,9 @@ private struct PieceReader {
                 next += 1
             }
             let taken = min(count, current.count)
-            output.append(contentsOf: current.prefix(taken))
-            current = current.dropFirst(taken)
+            current.withUnsafeBufferPointer { source in destination.update(from: source.baseAddress!, count: taken) }
+            current = current[(current.startIndex + taken)..<current.endIndex]
+            destination += taken
             count -= taken
         }
     }
