@@ -20,6 +20,7 @@ let libraryTargets = [
     "StreamKitHLS",
     "StreamKitAMF",
     "StreamKitFLV",
+    "StreamKitMPEGTS",
     "StreamKitRTMP",
     "StreamKitMediaCache",
     "StreamKitDownloads",
@@ -82,10 +83,14 @@ let package = Package(
         // edge (TCP, and TLS for RTMPS).
         .target(name: "StreamKitAMF", dependencies: ["StreamKitCore"], swiftSettings: strictSettings),
         .target(name: "StreamKitFLV", dependencies: ["StreamKitCore", "StreamKitAMF"], swiftSettings: strictSettings),
+        // FLV media into MPEG-TS segments and a live HLS playlist: value types, no I/O.
+        .target(
+            name: "StreamKitMPEGTS", dependencies: ["StreamKitCore", "StreamKitFLV", "StreamKitHLS"],
+            swiftSettings: strictSettings),
         .target(
             name: "StreamKitRTMP",
             dependencies: [
-                "StreamKitCore", "StreamKitAMF", "StreamKitFLV",
+                "StreamKitCore", "StreamKitAMF", "StreamKitFLV", "StreamKitMPEGTS",
                 // RTMPS: libssl's TLS client.
                 .target(name: "CStreamKitOpenSSL", condition: linuxOnly),
             ],
@@ -161,6 +166,13 @@ let package = Package(
         .testTarget(
             name: "StreamKitFLVTests",
             dependencies: ["StreamKitFLV", "StreamKitAMF", "StreamKitCore", "StreamKitTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "StreamKitMPEGTSTests",
+            dependencies: [
+                "StreamKitMPEGTS", "StreamKitFLV", "StreamKitHLS", "StreamKitCore", "StreamKitTestSupport",
+                "StreamKitRTMP",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "StreamKitRTMPTests",

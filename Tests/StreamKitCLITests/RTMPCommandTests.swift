@@ -21,7 +21,8 @@ import Testing
                   -h, --help              Show help information.
 
                 COMMANDS:
-                  record                  Record a live RTMP stream to an FLV file.
+                  record                  Record a live RTMP stream to an FLV file, an HLS
+                                          package, or both.
                   publish                 Publish an FLV file to an RTMP server.
 
                   See 'streamkit rtmp help <command>' for help on a command.
@@ -40,7 +41,7 @@ import Testing
         #expect(code == .success)
         #expect(
             output == """
-                OVERVIEW: Record a live RTMP stream to an FLV file.
+                OVERVIEW: Record a live RTMP stream to an FLV file, an HLS package, or both.
 
                 The file starts with the stream's metadata and sequence headers, then media from
                 the first keyframe, with timestamps starting at zero. It is written as
@@ -53,10 +54,19 @@ import Testing
                 ended; 2 when it ended before --duration; 1 when nothing was recorded; Ctrl-C
                 stops it with a complete file (130).
 
-                USAGE: streamkit rtmp record <rtmp-url> --output <out.flv>
-                       [--duration <seconds>] [--idle-timeout <seconds>] [--reconnect <n>]
-                       [--reconnect-forever] [--overwrite] [--digest-handshake]
-                       [--enhanced-codecs <fourccs>] [--ca-file <path>] [--insecure] [--json]
+                --hls DIR also writes the stream as an HLS package while it records (H.264 or
+                HEVC, AAC; MPEG-TS segments cut at the first keyframe after --segment-duration),
+                laid out as a download: DIR/index.m3u8, DIR/video/index.m3u8 rewritten after
+                each segment, EXT-X-ENDLIST when the recording ends. --library puts the package
+                in the library ($STREAMKIT_HOME/library/ID) instead, where `streamkit serve`
+                lists it as recording from its first segment and serves it live; `streamkit
+                export ID` exports it. -o may then be left out.
+
+                USAGE: streamkit rtmp record <rtmp-url> [--output <out.flv>] [--hls <dir>]
+                       [--library] [--segment-duration <seconds>] [--duration <seconds>]
+                       [--idle-timeout <seconds>] [--reconnect <n>] [--reconnect-forever]
+                       [--overwrite] [--digest-handshake] [--enhanced-codecs <fourccs>]
+                       [--ca-file <path>] [--insecure] [--json] [--home <dir>]
 
                 ARGUMENTS:
                   <rtmp-url>              The stream:
@@ -64,6 +74,13 @@ import Testing
 
                 OPTIONS:
                   -o, --output <out.flv>  The FLV file to write.
+                  --hls <dir>             Also write an HLS package into this folder while
+                                          recording.
+                  --library               Write the HLS package into the library, served live by
+                                          `streamkit serve`.
+                  --segment-duration <seconds>
+                                          The HLS segment length aimed at (cut at the next
+                                          keyframe). (default: 4.0)
                   --duration <seconds>    Stop after this many seconds of media.
                   --idle-timeout <seconds>
                                           Stop when no media arrives for this long. (default:
@@ -85,6 +102,8 @@ import Testing
                   --insecure              For rtmps://, accept the server's certificate without
                                           verifying it.
                   --json                  Print progress and the result as JSON lines.
+                  --home <dir>            StreamKit's data (default: $STREAMKIT_HOME,
+                                          $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).
                   -h, --help              Show help information.
 
                 EXAMPLES:
@@ -92,6 +111,8 @@ import Testing
                     streamkit rtmp record rtmp://example.com/live/show -o show.flv
                   Record 30 seconds:
                     streamkit rtmp record rtmp://example.com/live/show -o show.flv --duration 30
+                  Record into the library as live HLS:
+                    streamkit rtmp record rtmp://example.com/live/show --library
 
                 """)
     }
@@ -147,7 +168,12 @@ import Testing
             ["rtmp", "record", "rtmp://h/live", "-o", "x.flv"],
             "invalid <rtmp-url>: no stream name after the application"
         ),
-        (["rtmp", "record", "rtmp://h/live/s"], "missing option --output"),
+        (["rtmp", "record", "rtmp://h/live/s"], "nothing to write: give -o FILE, --hls DIR or --library"),
+        (["rtmp", "record", "rtmp://h/live/s", "--hls", "d", "--library"], "--hls and --library are exclusive"),
+        (
+            ["rtmp", "record", "rtmp://h/live/s", "--hls", "d", "--segment-duration", "0.1"],
+            "--segment-duration must be at least 0.5"
+        ),
         (["rtmp", "record", "rtmp://h/live/s", "-o", "x.flv", "--duration", "0"], "--duration must be positive"),
         (
             ["rtmp", "record", "rtmp://h/live/s", "-o", "x.flv", "--duration", "soon"],

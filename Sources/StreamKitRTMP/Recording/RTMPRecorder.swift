@@ -17,6 +17,9 @@ import Darwin
 /// A connection that drops without the server ending the stream is reopened, as
 /// ``Options/reconnects`` allows with a growing wait, and the file continues.
 ///
+/// With ``Options/hls`` the same tags also become a live HLS package (``RTMPToHLS``), beside the
+/// file or instead of it; the playlist gets `EXT-X-ENDLIST` however the recording ends.
+///
 /// The file is written as `PATH.part` and renamed to `PATH` with the first media, so an existing
 /// file is never touched before there is something to replace it with, and a recording that
 /// gets no media leaves nothing behind.
@@ -36,11 +39,13 @@ public struct RTMPRecorder: Sendable {
         /// before it connects.
         public var overwrite: Bool
         public var connection: RTMPConnection.Configuration
+        /// A live HLS package to write while recording; `nil` for none.
+        public var hls: HLSOutput?
 
         public init(
             duration: Duration? = nil, idleTimeout: Duration = .seconds(10), reconnects: Int? = 1,
             reconnectDelay: Duration = .seconds(1), maximumReconnectDelay: Duration = .seconds(30),
-            overwrite: Bool = false, connection: RTMPConnection.Configuration = .recording
+            overwrite: Bool = false, connection: RTMPConnection.Configuration = .recording, hls: HLSOutput? = nil
         ) {
             self.duration = duration
             self.idleTimeout = idleTimeout
@@ -49,6 +54,20 @@ public struct RTMPRecorder: Sendable {
             self.maximumReconnectDelay = maximumReconnectDelay
             self.overwrite = overwrite
             self.connection = connection
+            self.hls = hls
+        }
+    }
+
+    /// Where and how ``RTMPToHLS`` writes the live HLS package of a recording.
+    public struct HLSOutput: Hashable, Sendable {
+        /// The package's folder: `index.m3u8` and the segments.
+        public var directory: String
+        /// The segment length aimed at; segments end at the first key frame after it.
+        public var segmentDuration: Duration
+
+        public init(directory: String, segmentDuration: Duration = .seconds(4)) {
+            self.directory = directory
+            self.segmentDuration = segmentDuration
         }
     }
 
@@ -88,20 +107,24 @@ public struct RTMPRecorder: Sendable {
     public struct Progress: Hashable, Sendable {
         /// Seconds of media written.
         public var duration: Double
-        /// Bytes in the file.
+        /// Bytes in the file (or, without one, in the HLS segments).
         public var bytes: Int64
         public var videoFrames: Int
         public var audioFrames: Int
         /// Connections reopened after a drop.
         public var reconnects: Int
+        /// HLS segments finished and listed in the playlist; 0 without ``Options/hls``.
+        public var segments: Int = 0
     }
 
     /// The outcome of a recording.
     public struct Summary: Hashable, Sendable {
         public var progress: Progress
         public var endReason: EndReason
-        /// Where the recording is; `nil` when no media arrived and no file was left.
+        /// Where the recording is; `nil` when no media arrived and no file was left, or there was no file.
         public var output: String?
+        /// The HLS package's folder; `nil` without ``Options/hls`` or when no media arrived.
+        public var hlsDirectory: String? = nil
     }
 
     public let url: RTMPURL
@@ -114,19 +137,26 @@ public struct RTMPRecorder: Sendable {
         self.logger = logger
     }
 
-    /// Records to `path`, reporting progress after each batch of messages.
+    /// Records to `path` (and the HLS package of ``Options/hls``), reporting progress after each
+    /// batch of messages.
     ///
+    /// - Parameter path: The FLV file; `nil` to write only the HLS package.
     /// - Throws: ``RTMPError`` when the stream cannot be played or nothing arrived before the idle
-    ///   timeout; ``SystemError`` when the file cannot be written, or (`EEXIST`) is there and
-    ///   ``Options/overwrite`` is off. Nothing is left at `path` or beside it then, unless media
-    ///   had been recorded.
+    ///   timeout; ``SystemError`` when the file cannot be written, or (`EEXIST`) is there, or the
+    ///   HLS folder holds a playlist, and ``Options/overwrite`` is off; ``MPEGTSError`` when the
+    ///   stream's codecs cannot go into HLS. Nothing is left at `path`, beside it or in the HLS
+    ///   folder then, unless media had been recorded.
     public func record(
-        to path: String, progress report: @Sendable (Progress) -> Void = { _ in }
+        to path: String?, progress report: @Sendable (Progress) -> Void = { _ in }
     ) async throws -> Summary {
-        if !options.overwrite && access(path, F_OK) == 0 {
+        precondition(path != nil || options.hls != nil, "a recording needs a file or an HLS package")
+        if let path, !options.overwrite && access(path, F_OK) == 0 {
             throw SystemError(code: EEXIST, operation: "open", subject: path)
         }
-        let writer = try FLVFileWriter(path: path + ".part", exclusive: true)
+        let hls = try options.hls.map {
+            try RTMPToHLS(directory: $0.directory, segmentDuration: $0.segmentDuration, overwrite: options.overwrite)
+        }
+        let writer = try path.map { try FLVFileWriter(path: $0 + ".part", exclusive: true) }
         var machine = RecordingStateMachine(
             durationLimit: options.duration.map {
                 $0.components.seconds * 1_000 + $0.components.attoseconds / 1_000_000_000_000_000
@@ -142,17 +172,20 @@ public struct RTMPRecorder: Sendable {
         var endReason: EndReason?
         func progress() -> Progress {
             Progress(
-                duration: machine.duration, bytes: writer.size, videoFrames: machine.videoFrames,
-                audioFrames: machine.audioFrames, reconnects: reconnects)
+                duration: machine.duration, bytes: writer?.size ?? hls?.bytesWritten ?? 0,
+                videoFrames: machine.videoFrames, audioFrames: machine.audioFrames, reconnects: reconnects,
+                segments: hls?.segmentCount ?? 0)
         }
         // The final name arrives with the first media.
         func renameOnMedia() throws {
             guard machine.hasStarted, !renamed else { return }
-            try writer.move(to: path, replacing: options.overwrite)
+            if let writer, let path { try writer.move(to: path, replacing: options.overwrite) }
             renamed = true
         }
         func fail(_ error: any Error) throws -> Never {
-            if renamed { try? writer.finish(duration: machine.duration) } else { writer.discard() }
+            if renamed { try? writer?.finish(duration: machine.duration) } else { writer?.discard() }
+            // The playlist ends whatever ended the recording; with no media, nothing was written.
+            try? hls?.finish()
             throw error
         }
 
@@ -177,8 +210,10 @@ public struct RTMPRecorder: Sendable {
                         case .media(let message):
                             for action in machine.receive(message) {
                                 switch action {
-                                case .writeMetadata(let properties): try writer.writeMetadata(properties)
-                                case .writeTag(let tag): try writer.write(tag)
+                                case .writeMetadata(let properties): try writer?.writeMetadata(properties)
+                                case .writeTag(let tag):
+                                    try writer?.write(tag)
+                                    try hls?.write(tag)
                                 case .durationReached: endReason = .durationReached
                                 }
                             }
@@ -205,6 +240,7 @@ public struct RTMPRecorder: Sendable {
                     logger.warning("the connection dropped (\(error)); reconnecting in \(delay)")
                     drop = drop ?? error
                     machine.reconnected()
+                    hls?.reconnected()
                     do { try await Task.sleep(for: delay) } catch { endReason = .cancelled }
                 } else if machine.hasStarted {
                     // What was recorded stays a complete file: the stream ended, if not cleanly.
@@ -218,15 +254,17 @@ public struct RTMPRecorder: Sendable {
             }
         }
         guard machine.hasStarted else {
-            writer.discard()
+            writer?.discard()
+            try? hls?.finish()
             if case .streamEnded(let reason) = endReason { throw RTMPError.noMedia(url.streamName, reason) }
             return Summary(progress: progress(), endReason: endReason!, output: nil)
         }
         do { try renameOnMedia() } catch { try fail(error) }
-        try writer.finish(duration: machine.duration)
+        do { try hls?.finish() } catch { try fail(error) }
+        try writer?.finish(duration: machine.duration)
         let final = progress()
         report(final)
-        return Summary(progress: final, endReason: endReason!, output: path)
+        return Summary(progress: final, endReason: endReason!, output: path, hlsDirectory: hls?.directory)
     }
 
     /// Failures of the connection, not of the stream, after which it is worth connecting again.
