@@ -19,6 +19,12 @@ public struct TransportStreamSegmenter: Sendable {
 
     /// The duration a segment reaches before it is cut, in milliseconds.
     public let targetDuration: Int64
+    /// The longest a segment may grow, in milliseconds: at this length it is cut at the next frame
+    /// even without a key frame (the playlist's target duration cannot grow). `nil`: no bound.
+    public var maximumDuration: Int64?
+    /// The longest interval between two key frames seen, in milliseconds (0 before the second).
+    public private(set) var keyFrameInterval: Int64 = 0
+    private var lastKeyFrameTime: Int64?
     public private(set) var muxer = FLVTransportStreamMuxer()
     /// Whether a segment is open (media has been written since the last cut).
     public private(set) var isSegmentOpen = false
@@ -64,7 +70,14 @@ public struct TransportStreamSegmenter: Sendable {
         }
         switch kind {
         case .videoFrame(let isKeyFrame):
-            if isSegmentOpen && isKeyFrame && (forceCut || time - segmentStart >= targetDuration) {
+            if isKeyFrame {
+                if let lastKeyFrameTime, time > lastKeyFrameTime {
+                    keyFrameInterval = max(keyFrameInterval, time - lastKeyFrameTime)
+                }
+                lastKeyFrameTime = time
+            }
+            let tooLong = maximumDuration.map { time - segmentStart >= $0 } ?? false
+            if isSegmentOpen && (tooLong || isKeyFrame && (forceCut || time - segmentStart >= targetDuration)) {
                 cut = makeCut(at: time, offset: output.count)
             }
         case .audioFrame:

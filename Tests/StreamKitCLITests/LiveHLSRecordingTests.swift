@@ -81,6 +81,16 @@ struct LiveHLSRecordingTests {
         #expect(record.contains("\"status\" : \"complete\""), "\(record)")
         let playlist = try String(contentsOf: package.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
         #expect(playlist.hasSuffix("#EXT-X-ENDLIST\n"))
+        // The target duration the live playlist gave is kept, and no segment rounds above it.
+        func target(_ text: String) -> Int? {
+            text.split(separator: "\n").first { $0.hasPrefix("#EXT-X-TARGETDURATION:") }
+                .flatMap { Int($0.dropFirst("#EXT-X-TARGETDURATION:".count)) }
+        }
+        let durations = playlist.split(separator: "\n").filter { $0.hasPrefix("#EXTINF:") }
+            .compactMap { Double($0.dropFirst("#EXTINF:".count).prefix { $0 != "," }) }
+        #expect(target(playlist) != nil && target(playlist) == target(media), "\(media)\n\(playlist)")
+        #expect(
+            durations.count > 3 && durations.allSatisfy { Int($0.rounded()) <= target(playlist) ?? 0 }, "\(playlist)")
         let published = Self.seconds * Self.frameRate
         let index = package.appendingPathComponent("index.m3u8").path
         let ffmpeg = try await HLSPlayers.ffmpeg(index)

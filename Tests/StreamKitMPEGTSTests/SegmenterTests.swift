@@ -20,9 +20,10 @@ import Testing
 
     /// Feeds `tags`, returning each segment's bytes and the cuts.
     static func segment(
-        _ tags: [FLVTag], target: Int64
+        _ tags: [FLVTag], target: Int64, maximum: Int64? = nil
     ) throws -> (segments: [[UInt8]], cuts: [TransportStreamSegmenter.Cut], last: Double?) {
         var segmenter = TransportStreamSegmenter(targetDuration: target)
+        segmenter.maximumDuration = maximum
         var output: [UInt8] = []
         var segments: [[UInt8]] = []
         var cuts: [TransportStreamSegmenter.Cut] = []
@@ -128,6 +129,30 @@ import Testing
         #expect(segmenter.finish() == 0.08, "160 ms, the second frame's end, after the cut at 120 ms")
     }
 
+    /// The target duration is settled by the first segment: the multiple of the key frame
+    /// interval that reaches the aim, at least the first segment's rounded length.
+    @Test(arguments: [
+        (Int64(4_000), Int64(2_000), 4.0, 4), (4_000, 3_000, 6.0, 6), (4_000, 8_333, 8.333, 9),
+        (4_000, 0, 4.023, 4), (2_500, 0, 2.52, 3), (4_000, 1_000, 6.6, 7), (1, 0, 0.04, 1),
+    ])
+    func targetDurationFromTheKeyFrameInterval(aim: Int64, interval: Int64, first: Double, expected: Int) {
+        #expect(LiveMediaPlaylist.targetDuration(aim: aim, keyFrameInterval: interval, firstSegment: first) == expected)
+    }
+
+    /// Once the target is settled it never changes, and a segment reaching it is cut by time even
+    /// without a key frame: key frames every 10 s, a 4 s aim, at most 6 s.
+    @Test func aLongGroupOfPicturesIsCutAtTheMaximum() throws {
+        var tags = [Self.avcConfiguration()]
+        for frame in 0..<500 { tags.append(Self.videoFrame(at: UInt32(frame * 40), key: frame % 250 == 0)) }
+        let result = try Self.segment(tags, target: 4_000, maximum: 6_000)
+        #expect(result.cuts.map(\.duration) == [6, 4, 6])
+        var playlist = LiveMediaPlaylist(targetDuration: 4)
+        playlist.append(uri: "segment-0.ts", duration: 6, keyFrameInterval: 10_000)
+        #expect(playlist.targetDuration == 10)
+        playlist.append(uri: "segment-1.ts", duration: 11)
+        #expect(playlist.targetDuration == 10, "the target never changes")
+    }
+
     @Test func livePlaylistGrowsAndEnds() {
         var playlist = LiveMediaPlaylist(targetDuration: 4)
         playlist.append(uri: "segment-0.ts", duration: 4.2)
@@ -136,10 +161,9 @@ import Testing
             playlist.serialized() == """
                 #EXTM3U
                 #EXT-X-VERSION:3
-                #EXT-X-TARGETDURATION:5
+                #EXT-X-TARGETDURATION:4
                 #EXT-X-MEDIA-SEQUENCE:0
                 #EXT-X-PLAYLIST-TYPE:EVENT
-                #EXT-X-INDEPENDENT-SEGMENTS
                 #EXTINF:4.2,
                 segment-0.ts
                 #EXT-X-DISCONTINUITY

@@ -116,7 +116,10 @@ public final class RTMPToHLS {
             segment = -1
         }
         let index = playlist.segmentCount
-        playlist.append(uri: Self.segmentName(index), duration: duration, discontinuity: nextDiscontinuity)
+        playlist.append(
+            uri: Self.segmentName(index), duration: duration, discontinuity: nextDiscontinuity,
+            keyFrameInterval: segmenter.keyFrameInterval)
+        segmenter.maximumDuration = Int64(playlist.targetDuration) * 1_000
         nextDiscontinuity = false
         try writePlaylist()
     }
