@@ -52,6 +52,28 @@ import Testing
         _ = try RTMPToHLS(directory: directory, segmentDuration: .seconds(4), overwrite: true)
     }
 
+    /// A package replaced with `overwrite` loses the segments the new one does not write over,
+    /// and only once the new one has media; other files stay.
+    @Test func aReplacedPackageLeavesNoSegmentOfTheEarlierOne() throws {
+        let directory = try TestRun.makeTemporaryDirectory("rtmp-hls-replace").path
+        func record(_ frames: Int, overwrite: Bool) throws -> RTMPToHLS {
+            let hls = try RTMPToHLS(directory: directory, segmentDuration: .seconds(1), overwrite: overwrite)
+            try hls.write(FLVTag(type: .video, timestamp: 0, data: Self.avcConfiguration))
+            for frame in 0..<frames { try hls.write(Self.frame(at: UInt32(frame * 40), key: frame % 25 == 0)) }
+            try hls.finish()
+            return hls
+        }
+        #expect(try record(150, overwrite: false).segmentCount == 6)
+        try Data("notes".utf8).write(to: URL(fileURLWithPath: directory + "/notes.txt"))
+        let nothing = try RTMPToHLS(directory: directory, segmentDuration: .seconds(1), overwrite: true)
+        try nothing.finish()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).count == 8, "no media, no change")
+        #expect(try record(50, overwrite: true).segmentCount == 2)
+        let entries = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        #expect(entries == ["00000.ts", "00001.ts", "index.m3u8", "notes.txt"])
+        #expect(try Self.read(directory + "/index.m3u8").hasSuffix("00001.ts\n#EXT-X-ENDLIST\n"))
+    }
+
     /// ffmpeg publishes to nginx-rtmp; the recorder writes the FLV file and the HLS package at
     /// once, and both hold the same frames.
     @Test(.requires(.nginxRTMP, .ffmpeg, .ffprobe))

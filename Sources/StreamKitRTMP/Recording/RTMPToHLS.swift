@@ -130,6 +130,7 @@ public final class RTMPToHLS {
         guard count > 0 else { return }
         if segment < 0 {
             try PrivateFiles.createDirectory(directory)
+            if bytesWritten == 0 { removeEarlierPackage() }
             let path = directory + "/" + Self.segmentName(playlist.segmentCount)
             segment = PrivateFiles.open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
             guard segment >= 0 else { throw .current("open", subject: path) }
@@ -150,6 +151,30 @@ public final class RTMPToHLS {
         bytesWritten += Int64(count)
         buffer.removeSubrange(0..<count)
         segmenter.outputConsumed(count)
+    }
+
+    /// With the first media, an earlier package in the folder (one `overwrite` replaces, or the
+    /// segments of a recording killed before its first playlist) goes: its playlist first, so no
+    /// player reads it while its segments are replaced, then every file named as a segment.
+    private func removeEarlierPackage() {
+        unlink(directory + "/" + Self.playlistName)
+        guard let folder = opendir(directory) else { return }
+        defer { closedir(folder) }
+        var names: [String] = []
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if Self.isSegmentName(name) { names.append(name) }
+        }
+        for name in names { unlink(directory + "/" + name) }
+    }
+
+    /// Whether `name` is one ``segmentName(_:)`` gives.
+    static func isSegmentName(_ name: String) -> Bool {
+        guard name.hasSuffix(".ts") else { return false }
+        let number = name.utf8.dropLast(3)
+        return number.count >= 5 && number.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }
 
     private func writePlaylist() throws(SystemError) {
