@@ -7,10 +7,14 @@ import Glibc
 import Darwin
 #endif
 
-/// An RTMP server on 127.0.0.1 that accepts publishers and decodes AMF0 strictly, as servers
-/// written before Enhanced RTMP do (pyrtmp, rtmplite): a command holding a value of a type it
-/// does not know (the strict array of `fourCcList`) makes it drop the connection at once, as
-/// their decoders' exceptions do. It counts the media each publisher sends.
+/// An RTMP server on 127.0.0.1 that decodes AMF0 strictly, as servers written before Enhanced
+/// RTMP do (pyrtmp, rtmplite): a command holding a value of a type it does not know (the strict
+/// array of `fourCcList`) makes it drop the connection at once, as their decoders' exceptions do.
+///
+/// It counts the media each publisher sends and relays it, untouched, to the players of the
+/// same stream name (players that join late miss what came before; no sequence header is kept),
+/// ending their stream with `NetStream.Play.UnpublishNotify` when the publisher stops: unlike
+/// nginx-rtmp 1.2, it carries Enhanced RTMP video.
 public final class StrictRTMPServer: Sendable {
     /// What one connection did.
     public struct Session: Sendable {
@@ -20,6 +24,8 @@ public final class StrictRTMPServer: Sendable {
         public var refusal: String?
         /// The stream name of `publish`.
         public var published: String?
+        /// The stream name of `play`.
+        public var played: String?
         public var audioMessages = 0
         public var videoMessages = 0
         /// Payload bytes of audio and video messages.
@@ -36,7 +42,12 @@ public final class StrictRTMPServer: Sendable {
         var stopped = false
         var active = 0
         var sessions: [Session] = []
+        /// The sockets of the players of each stream name.
+        var players: [String: [Int32]] = [:]
     }
+
+    /// The chunk size announced to players, so that relayed frames take few chunks.
+    private static let playerChunkSize = 4_096
 
     /// Starts listening.
     public init() throws {
@@ -82,6 +93,11 @@ public final class StrictRTMPServer: Sendable {
             }
             let thread = Thread { [self] in
                 serve(connection, index: index)
+                endPublishing(index: index)
+                // Out of the relay before the descriptor can be reused.
+                state.withLock { state in
+                    for (name, sockets) in state.players { state.players[name] = sockets.filter { $0 != connection } }
+                }
                 close(connection)
                 state.withLock { $0.active -= 1 }
             }
@@ -119,6 +135,9 @@ public final class StrictRTMPServer: Sendable {
                 if message.type == 8 { $0.audioMessages += 1 } else { $0.videoMessages += 1 }
                 $0.mediaBytes += message.payload.count
             }
+            relay(message, index: index)
+        case 18:
+            relay(message, index: index)
         case 20:
             var decoder = StrictAMFDecoder(message.payload)
             let values: [StrictAMFValue]
@@ -165,8 +184,50 @@ public final class StrictRTMPServer: Sendable {
                     .string("onStatus"), .number(0), .null,
                     .object([("level", .string("status")), ("code", .string("NetStream.Publish.Start"))]),
                 ], streamID: 1)
+        case "play":
+            guard let stream = values.count > 3 ? values[3].string : nil else { return }
+            update(index) { $0.played = stream }
+            let size = UInt32(Self.playerChunkSize)
+            write(
+                StrictChunkReader.chunks(
+                    type: 1, streamID: 0, chunkStream: 2,
+                    payload: (0..<4).map { UInt8(truncatingIfNeeded: size >> (24 - 8 * $0)) }),
+                on: connection)
+            reply(
+                [
+                    .string("onStatus"), .number(0), .null,
+                    .object([("level", .string("status")), ("code", .string("NetStream.Play.Start"))]),
+                ], streamID: 1)
+            state.withLock { $0.players[stream, default: []].append(connection) }
+        case "FCUnpublish", "deleteStream":
+            endPublishing(index: index)
         default:
             break
+        }
+    }
+
+    /// Sends a publisher's audio, video or data message to the players of its stream.
+    private func relay(_ message: StrictRTMPMessage, index: Int) {
+        state.withLock { state in
+            guard let stream = state.sessions[index].published, let players = state.players[stream] else { return }
+            let bytes = StrictChunkReader.chunks(
+                type: message.type, streamID: 1, chunkStream: message.type == 8 ? 4 : message.type == 9 ? 6 : 5,
+                payload: message.payload, timestamp: message.timestamp, chunkSize: Self.playerChunkSize)
+            for player in players { write(bytes, on: player) }
+        }
+    }
+
+    /// The publisher of connection `index` stopped: its players' stream ends.
+    private func endPublishing(index: Int) {
+        let payload = StrictAMFEncoder.encode([
+            .string("onStatus"), .number(0), .null,
+            .object([("level", .string("status")), ("code", .string("NetStream.Play.UnpublishNotify"))]),
+        ])
+        let bytes = StrictChunkReader.chunks(type: 20, streamID: 1, chunkStream: 3, payload: payload)
+        state.withLock { state in
+            guard let stream = state.sessions[index].published, let players = state.players.removeValue(forKey: stream)
+            else { return }
+            for player in players { write(bytes, on: player) }
         }
     }
 

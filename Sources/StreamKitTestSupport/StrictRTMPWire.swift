@@ -213,18 +213,28 @@ struct StrictChunkReader {
         return .message(message)
     }
 
-    /// `payload` as type-0 and type-3 chunks of 128 bytes on chunk stream `chunkStream`.
-    static func chunks(type: UInt8, streamID: UInt32, chunkStream: UInt8, payload: [UInt8]) -> [UInt8] {
+    /// `payload` as a type-0 chunk and type-3 continuations of `chunkSize` bytes on chunk stream
+    /// `chunkStream`, with an Extended Timestamp (on every chunk) from 0xFFFFFF on.
+    static func chunks(
+        type: UInt8, streamID: UInt32, chunkStream: UInt8, payload: [UInt8], timestamp: UInt32 = 0,
+        chunkSize: Int = 128
+    ) -> [UInt8] {
         let length = payload.count
-        var out: [UInt8] = [
-            chunkStream, 0, 0, 0, UInt8(length >> 16), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF),
-        ]
-        out.append(type)
+        let extended = timestamp >= 0xFF_FFFF
+        let stamp = extended ? 0xFF_FFFF : timestamp
+        func bigEndian(_ value: UInt32, _ count: Int) -> [UInt8] {
+            (0..<count).map { UInt8(truncatingIfNeeded: value >> (8 * UInt32(count - 1 - $0))) }
+        }
+        var out: [UInt8] = [chunkStream] + bigEndian(stamp, 3) + bigEndian(UInt32(length), 3) + [type]
         out += (0..<4).map { UInt8(truncatingIfNeeded: streamID >> (8 * $0)) }
+        if extended { out += bigEndian(timestamp, 4) }
         var offset = 0
         while offset < length {
-            if offset > 0 { out.append(0xC0 | chunkStream) }
-            let end = min(offset + 128, length)
+            if offset > 0 {
+                out.append(0xC0 | chunkStream)
+                if extended { out += bigEndian(timestamp, 4) }
+            }
+            let end = min(offset + chunkSize, length)
             out += payload[offset..<end]
             offset = end
         }
