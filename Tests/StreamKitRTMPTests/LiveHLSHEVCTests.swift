@@ -179,14 +179,48 @@ struct LiveHLSHEVCTests {
     /// records, and the finished package decodes frame for frame.
     @Test(.requires(.nginxRTMP, .gstLaunch))
     func legacyHEVCPublishedThroughNginxRecordsLive() async throws {
-        let directory = try TestRun.makeTemporaryDirectory("live-hls-hevc-nginx")
+        let nginx = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
+        try await Self.publishAndRecordLive(
+            enhanced: false, url: nginx.rtmpURL(application: "live", stream: "hevc"), name: "nginx"
+        ) {
+            try await nginx.waitForErrorLog("play: name='hevc'")
+        }
+        await nginx.stop()
+    }
+
+    /// The same with Enhanced RTMP (`hvc1`) published with `streamkit rtmp publish`, through the
+    /// strict-AMF relay, which nginx-rtmp 1.2 cannot be: the publisher's first connect (announcing
+    /// `hvc1`) is dropped and its second, plain one publishes; the recorder's plain connect is
+    /// taken at once.
+    @Test(.requires(.gstLaunch))
+    func enhancedHEVCPublishedThroughARelayRecordsLive() async throws {
+        let relay = try StrictRTMPServer()
+        try await Self.publishAndRecordLive(enhanced: true, url: relay.url(stream: "hevc"), name: "relay") {
+            let playing = await eventually(timeout: .seconds(30)) { relay.sessions.contains { $0.played == "hevc" } }
+            try #require(playing, "the recorder never played: \(relay.sessions)")
+        }
+        let sessions = relay.sessions
+        #expect(sessions.filter { $0.refusal?.contains("unknown AMF0 type marker 10") == true }.count == 1)
+        let publisher = try #require(sessions.first { $0.published == "hevc" })
+        #expect(
+            publisher.videoMessages == Self.seconds * Self.frameRate + 1
+                && !publisher.connectKeys.contains("fourCcList"))
+        await relay.stop()
+    }
+
+    /// Publishes the HEVC frames (`enhanced` or CodecID 12) to `url` in real time while
+    /// `rtmp record --hls` records them (from when `recorderPlays` returns) and `streamkit serve`
+    /// serves the package: the live playlist probes as HEVC + AAC while it records, and the
+    /// finished package decodes frame for frame in ffmpeg and GStreamer.
+    static func publishAndRecordLive(
+        enhanced: Bool, url: String, name: String, recorderPlays: () async throws -> Void
+    ) async throws {
+        let directory = try TestRun.makeTemporaryDirectory("live-hls-hevc-\(name)")
         let flv = directory.appendingPathComponent("hevc.flv")
         let writer = try FLVFileWriter(path: flv.path)
-        for tag in try await Self.tags(in: directory, enhanced: false) { try writer.write(tag) }
+        for tag in try await Self.tags(in: directory, enhanced: enhanced) { try writer.write(tag) }
         try writer.finish(duration: Double(Self.seconds))
 
-        let nginx = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
-        let url = nginx.rtmpURL(application: "live", stream: "hevc")
         let library = directory.appendingPathComponent("library")
         let package = library.appendingPathComponent("hevc")
         let recording = Task {
@@ -194,7 +228,7 @@ struct LiveHLSHEVCTests {
                 "rtmp", "record", url, "--hls", package.path, "--segment-duration", "2",
             ])
         }
-        try await nginx.waitForErrorLog("play: name='hevc'")
+        try await recorderPlays()
         let server = try ChildProcess(
             executable: try BuiltProducts.executable("streamkit"),
             arguments: ["serve", "--root", try Self.made(library).path, "--port", "0"],
@@ -228,7 +262,6 @@ struct LiveHLSHEVCTests {
         let gstreamer = try await HLSPlayers.gstreamer(live, demuxer: .hlsdemux)
         #expect(gstreamer.playedToTheEnd && gstreamer.videoFrames == ffmpeg.videoFrames, "\(gstreamer)")
         await server.stop()
-        await nginx.stop()
     }
 
     private static func made(_ directory: URL) throws -> URL {
