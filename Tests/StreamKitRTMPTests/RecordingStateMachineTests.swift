@@ -107,11 +107,31 @@ import Testing
                 Self.video(80),
                 Self.video(120, data: changed),
             ])
+        // The last frame (40 ms) lasts until 80 ms: the new connection's keyframe goes there.
         #expect(
             actions == [
-                .writeTag(FLVTag(type: .video, timestamp: 41, data: Self.video(0, key: true).payload)),
-                .writeTag(FLVTag(type: .video, timestamp: 81, data: Self.video(0).payload)),
-                .writeTag(FLVTag(type: .video, timestamp: 81, data: changed)),
+                .writeTag(FLVTag(type: .video, timestamp: 80, data: Self.video(0, key: true).payload)),
+                .writeTag(FLVTag(type: .video, timestamp: 120, data: Self.video(0).payload)),
+                .writeTag(FLVTag(type: .video, timestamp: 120, data: changed)),
+            ])
+    }
+
+    /// With audio and video, the later end of the two: 23 ms AAC frames ending at 1,035 ms
+    /// after 40 ms video frames ending at 1,040 ms.
+    @Test func aReconnectContinuesAfterTheLongerLastFrame() {
+        var machine = RecordingStateMachine()
+        var first = [Self.video(0, data: Self.avcHeader)]
+        for frame in 0..<26 { first.append(Self.video(UInt32(frame * 40), key: frame == 0)) }
+        for frame in 0..<45 { first.append(Self.audio(UInt32(frame * 23))) }
+        first.sort { $0.timestamp.rawValue < $1.timestamp.rawValue }
+        _ = run(&machine, first)
+        #expect(machine.lastTimestamp == 1_012)
+        machine.reconnected()
+        let actions = run(&machine, [Self.video(500, key: true), Self.audio(510)])
+        #expect(
+            actions == [
+                .writeTag(FLVTag(type: .video, timestamp: 1_040, data: Self.video(0, key: true).payload)),
+                .writeTag(FLVTag(type: .audio, timestamp: 1_050, data: Self.audio(0).payload)),
             ])
     }
 }

@@ -24,6 +24,11 @@ public struct RecordingStateMachine: Sendable {
     public let durationLimit: Int64?
     /// The media time written so far: the last tag's timestamp, in milliseconds.
     public private(set) var lastTimestamp: Int64 = 0
+    /// Where the media written ends: the latest frame's time plus its length (the interval
+    /// before it on the same connection), so that a reconnect continues after it, not inside it.
+    private var mediaEnd: Int64 = 0
+    private var lastFrameTime: [FLVTagType: Int64] = [:]
+    private var frameLength: [FLVTagType: Int64] = [:]
     /// Audio and video tags written (sequence headers not counted).
     public private(set) var audioFrames = 0
     public private(set) var videoFrames = 0
@@ -97,8 +102,10 @@ public struct RecordingStateMachine: Sendable {
     }
 
     /// A new connection replaces a dropped one: its timestamps start afresh and the file
-    /// continues one millisecond after the last tag, from the next keyframe.
+    /// continues, from the next keyframe, where the media written ends (at least a millisecond
+    /// after the last tag), so that decoding times keep increasing by at least a frame.
     public mutating func reconnected() {
+        lastFrameTime = [:]
         isRunning = false
         sawVideo = false
         firstWaitingAudio = nil
@@ -128,7 +135,7 @@ public struct RecordingStateMachine: Sendable {
             actions.append(.writeMetadata(metadata ?? AMF0Object()))
             offset = 0
         } else {
-            offset = lastTimestamp + 1
+            offset = max(lastTimestamp + 1, mediaEnd)
         }
         base = position
         isRunning = true
@@ -162,6 +169,11 @@ public struct RecordingStateMachine: Sendable {
             audioFrames += 1
         }
         let type: FLVTagType = message.type == .video ? .video : .audio
+        if isFrame {
+            if let previous = lastFrameTime[type], time > previous { frameLength[type] = time - previous }
+            lastFrameTime[type] = time
+            mediaEnd = max(mediaEnd, time + (frameLength[type] ?? 0))
+        }
         return [.writeTag(FLVTag(type: type, timestamp: UInt32(truncatingIfNeeded: time), data: message.payload))]
     }
 }
