@@ -94,6 +94,9 @@ struct LiveHLSRecordingTests {
             durations.count > 3 && durations.allSatisfy { Int($0.rounded()) <= target(playlist) ?? 0 }, "\(playlist)")
         let published = Self.seconds * Self.frameRate
         let index = package.appendingPathComponent("index.m3u8").path
+        // CODECS names the stream as players need it: libx264's High profile (its default) and AAC LC.
+        let master = try String(contentsOfFile: index, encoding: .utf8)
+        #expect(master.contains("CODECS=\"avc1.64") && master.contains(",mp4a.40.2\""), "\(master)")
         let ffmpeg = try await HLSPlayers.ffmpeg(index)
         #expect(ffmpeg.videoFrames <= published && ffmpeg.videoFrames >= published - Self.gop, "\(ffmpeg)")
         let decoding = try await Tool.ffmpeg.run(["-v", "error", "-i", index, "-f", "null", "-"])

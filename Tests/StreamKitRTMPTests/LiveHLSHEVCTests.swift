@@ -255,6 +255,9 @@ struct LiveHLSHEVCTests {
         let (code, _, error) = await recording.value
         #expect(code == .success, "\(error)")
         let index = package.path + "/index.m3u8"
+        // libx265's Main profile, and AAC LC.
+        let master = try String(contentsOfFile: index, encoding: .utf8)
+        #expect(master.contains("CODECS=\"hvc1.1.6.L") && master.contains(",mp4a.40.2\""), "\(master)")
         let ffmpeg = try await HLSPlayers.ffmpeg(index)
         #expect(ffmpeg.videoFrames == Self.seconds * Self.frameRate, "\(ffmpeg)")
         let decoding = try await Tool.ffmpeg.run(["-v", "error", "-i", index, "-f", "null", "-"])

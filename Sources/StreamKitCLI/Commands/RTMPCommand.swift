@@ -130,7 +130,7 @@ public struct RTMPRecordCommand: ParsableCommand {
             guard let package, progress.segments > 0 else { return }
             let bandwidth = progress.duration > 0 ? Int(Double(progress.bytes) * 8 / progress.duration) : 1
             do {
-                try package.write(bandwidth: bandwidth, status: status)
+                try package.write(bandwidth: bandwidth, codecs: progress.codecs, status: status)
                 registered.withLock { $0 = true }
             } catch {
                 context.writeError("warning: \(error)\n")
@@ -150,7 +150,7 @@ public struct RTMPRecordCommand: ParsableCommand {
         } catch {
             // A package that had media ends as playable as it is (its playlist has EXT-X-ENDLIST).
             if registered.withLock({ $0 }), let package {
-                try? package.write(bandwidth: 1, status: "complete")
+                try? package.write(bandwidth: 1, codecs: nil, status: "complete")
             }
             context.writeError("error: recording \(url) to \(destination) failed: \(error)\n")
             throw ExitCode.failure

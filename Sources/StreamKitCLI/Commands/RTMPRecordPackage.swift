@@ -46,10 +46,13 @@ struct RTMPRecordPackage: Sendable {
     ///
     /// - Parameters:
     ///   - bandwidth: Bits per second of the media so far, for the variant's BANDWIDTH.
+    ///   - codecs: The RFC 6381 codecs, for CODECS (left out when unknown).
     ///   - status: `recording` while it records, `complete` at the end.
-    func write(bandwidth: Int, status: String) throws(SystemError) {
-        let variant = VariantStream(uri: Self.mediaFolder + "/" + RTMPToHLS.playlistName, bandwidth: max(bandwidth, 1))
-        let master = MultivariantPlaylist(version: 3, independentSegments: true, variants: [variant])
+    func write(bandwidth: Int, codecs: String?, status: String) throws(SystemError) {
+        let variant = VariantStream(
+            uri: Self.mediaFolder + "/" + RTMPToHLS.playlistName, bandwidth: max(bandwidth, 1), codecs: codecs)
+        // Not EXT-X-INDEPENDENT-SEGMENTS: a segment may start without a key frame (LiveMediaPlaylist).
+        let master = MultivariantPlaylist(version: 3, variants: [variant])
         try AtomicFile.write(
             Array(master.serialized().utf8), to: directory + "/index.m3u8", temporarySuffix: ".streamkit-tmp")
         let record = Record(

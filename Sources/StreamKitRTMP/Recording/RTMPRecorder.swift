@@ -115,6 +115,8 @@ public struct RTMPRecorder: Sendable {
         public var reconnects: Int
         /// HLS segments finished and listed in the playlist; 0 without ``Options/hls``.
         public var segments: Int = 0
+        /// The RFC 6381 codecs the HLS package holds, once known; `nil` without ``Options/hls``.
+        public var codecs: String? = nil
     }
 
     /// The outcome of a recording.
@@ -174,7 +176,7 @@ public struct RTMPRecorder: Sendable {
             Progress(
                 duration: machine.duration, bytes: writer?.size ?? hls?.bytesWritten ?? 0,
                 videoFrames: machine.videoFrames, audioFrames: machine.audioFrames, reconnects: reconnects,
-                segments: hls?.segmentCount ?? 0)
+                segments: hls?.segmentCount ?? 0, codecs: hls?.codecs)
         }
         // The final name arrives with the first media.
         func renameOnMedia() throws {

@@ -42,6 +42,8 @@ public final class RTMPToHLS {
     public private(set) var isFinished = false
     /// Bytes written to finished and open segments.
     public private(set) var bytesWritten: Int64 = 0
+    /// The RFC 6381 codecs of the stream so far (`avc1.64001F,mp4a.40.2`), for CODECS.
+    public var codecs: String? { segmenter.muxer.codecs }
     private var segmenter: TransportStreamSegmenter
     private var buffer: [UInt8] = []
     private var segment: Int32 = -1
