@@ -265,6 +265,16 @@ struct LiveHLSHEVCTests {
         let gstreamer = try await HLSPlayers.gstreamer(live, demuxer: .hlsdemux)
         #expect(gstreamer.playedToTheEnd && gstreamer.videoFrames == ffmpeg.videoFrames, "\(gstreamer)")
         await server.stop()
+
+        // It exports like a download: an MP4 as long as the stream.
+        let mp4 = directory.appendingPathComponent("hevc.mp4").path
+        let (exportCode, _, exportError) = await CommandRunner.runCapturing(arguments: ["export", package.path, mp4])
+        #expect(exportCode == .success, "\(exportError)")
+        let duration = try await Tool.ffprobe.run([
+            "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", mp4,
+        ])
+        let seconds = Double(duration.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        #expect(abs(seconds - Double(Self.seconds)) < 0.2, "exported \(seconds) s")
     }
 
     private static func made(_ directory: URL) throws -> URL {
