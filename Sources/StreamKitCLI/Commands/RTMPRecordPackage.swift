@@ -1,5 +1,6 @@
 import Foundation
 import StreamKitCore
+import StreamKitDownloads
 import StreamKitHLS
 import StreamKitRTMP
 
@@ -27,7 +28,7 @@ struct RTMPRecordPackage: Sendable {
     init(directory: String, url: String) {
         self.directory = directory
         source = Self.publicSource(url)
-        created = Self.timestamp()
+        created = PackageStore.timestamp()
     }
 
     /// RTMPToHLS's folder.
@@ -57,7 +58,7 @@ struct RTMPRecordPackage: Sendable {
             Array(master.serialized().utf8), to: directory + "/index.m3u8", temporarySuffix: ".streamkit-tmp")
         let record = Record(
             id: (directory as NSString).lastPathComponent, source: source, status: status, created: created,
-            updated: Self.timestamp())
+            updated: PackageStore.timestamp())
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let bytes = (try? encoder.encode(record)) ?? Data()
@@ -84,15 +85,5 @@ struct RTMPRecordPackage: Sendable {
         components.query = nil
         components.fragment = nil
         return components.string ?? ""
-    }
-
-    /// ISO 8601 in UTC with seconds.
-    static func timestamp(_ date: Date = Date()) -> String {
-        var time = time_t(date.timeIntervalSince1970)
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
     }
 }

@@ -115,7 +115,7 @@ extension PackageManifest {
 }
 
 /// Reads and writes a package's `package.json`.
-enum PackageStore {
+package enum PackageStore {
     static func manifestURL(in directory: URL) -> URL { directory.appendingPathComponent(PackageLayout.manifestName) }
 
     /// The manifest in `directory`, or `nil` when there is none.
@@ -158,7 +158,7 @@ enum PackageStore {
     }
 
     /// ISO 8601 in UTC with seconds.
-    static func timestamp(_ date: Date = Date()) -> String {
+    package static func timestamp(_ date: Date = Date()) -> String {
         var time = time_t(date.timeIntervalSince1970)
         var parts = tm()
         gmtime_r(&time, &parts)
