@@ -1,6 +1,11 @@
 import Foundation
+import StreamKitCLI
 import StreamKitTestSupport
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What ffprobe says about a media file.
 struct Probe {
@@ -33,6 +38,35 @@ struct Probe {
 }
 
 enum RealPeers {
+    /// Runs `streamkit rtmp record <url> <arguments>` while ffmpeg publishes a 6 s file to
+    /// nginx-rtmp, which is killed two seconds after `recorded` returns (the first media is out)
+    /// and restarted on the same port, where ffmpeg publishes the file again. Returns the
+    /// command's exit code, standard output and standard error once it ends.
+    static func recordAcrossARestart(
+        stream: String, arguments: [String], recorded: () async throws -> Void
+    ) async throws -> (ExitCode, String, String) {
+        let source = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: 6, segmentSeconds: 1)).entryFile
+        let first = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
+        let port = try #require(first.rtmpPort)
+        let url = first.rtmpURL(application: "live", stream: stream)
+        let recording = Task { await CommandRunner.runCapturing(arguments: ["rtmp", "record", url] + arguments) }
+        try await first.waitForErrorLog("play: name='\(stream)'")
+        let firstPublisher = try ffmpegPublisher(source, to: url)
+        try await recorded()
+        try await Task.sleep(for: .seconds(2))
+        first.process.signal(SIGKILL)
+        await first.stop()
+        await firstPublisher.stop()
+
+        let second = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")], rtmpPort: port)
+        try await second.waitForErrorLog("play: name='\(stream)'")
+        let secondPublisher = try ffmpegPublisher(source, to: url)
+        let result = await recording.value
+        _ = try? await secondPublisher.wait(timeout: .seconds(30))
+        await second.stop()
+        return result
+    }
+
     /// ffmpeg publishing `file` at its own pace (`-re`).
     static func ffmpegPublisher(_ file: URL, to url: String) throws -> ChildProcess {
         try ChildProcess(

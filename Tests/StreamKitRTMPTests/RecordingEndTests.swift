@@ -125,24 +125,10 @@ struct RecordingEndTests {
     /// nginx restarted on the same port under a recording: it reconnects and the same file
     /// continues, its timestamps increasing across the restart.
     @Test func reconnectsAcrossAServerRestart() async throws {
-        let source = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: 6, segmentSeconds: 1)).entryFile
-        let first = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
-        let port = try #require(first.rtmpPort)
-        let url = first.rtmpURL(application: "live", stream: "again")
         let output = try TestRun.makeTemporaryDirectory("rtmp-restart").appendingPathComponent("again.flv")
-        let recording = Task { await run(["rtmp", "record", url, "-o", output.path, "--reconnect", "3", "--json"]) }
-        try await first.waitForErrorLog("play: name='again'")
-        let firstPublisher = try RealPeers.ffmpegPublisher(source, to: url)
-        try await waitForMedia(output)
-        try await Task.sleep(for: .seconds(2))
-        first.process.signal(SIGKILL)
-        await first.stop()
-        await firstPublisher.stop()
-
-        let second = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")], rtmpPort: port)
-        try await second.waitForErrorLog("play: name='again'")
-        let secondPublisher = try RealPeers.ffmpegPublisher(source, to: url)
-        let (code, text, error) = await recording.value
+        let (code, text, error) = try await RealPeers.recordAcrossARestart(
+            stream: "again", arguments: ["-o", output.path, "--reconnect", "3", "--json"]
+        ) { try await waitForMedia(output) }
         #expect(code == .success, "\(error)")
         let result = text.split(separator: "\n").last.map(String.init) ?? ""
         #expect(result.contains("\"reconnects\":1") && result.contains("\"endReason\":\"streamEnded\""), "\(text)")
@@ -151,7 +137,5 @@ struct RecordingEndTests {
             zip(probe.videoTimes, probe.videoTimes.dropFirst()).allSatisfy { $0 < $1 }, "timestamps keep increasing")
         // Over a second before the restart, and most of the six seconds after it.
         #expect(probe.duration > 6.5, "\(probe.duration) s")
-        _ = try? await secondPublisher.wait(timeout: .seconds(30))
-        await second.stop()
     }
 }

@@ -58,33 +58,15 @@ struct RecordingHLSEndTests {
     /// nginx restarted on the same port: the recording reconnects into the same package, whose
     /// decoding times keep increasing across the restart.
     @Test func reconnectsIntoTheSamePackage() async throws {
-        let source = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: 6, segmentSeconds: 1)).entryFile
-        let first = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
-        let port = try #require(first.rtmpPort)
-        let url = first.rtmpURL(application: "live", stream: "again")
         let package = try TestRun.makeTemporaryDirectory("rtmp-hls-restart").appendingPathComponent("package")
-        let recording = Task {
-            await run(["rtmp", "record", url, "--hls", package.path, "--segment-duration", "1", "--reconnect", "3"])
-        }
-        try await first.waitForErrorLog("play: name='again'")
-        let firstPublisher = try RealPeers.ffmpegPublisher(source, to: url)
-        try await waitForSegment(package)
-        try await Task.sleep(for: .seconds(2))
-        first.process.signal(SIGKILL)
-        await first.stop()
-        await firstPublisher.stop()
-
-        let second = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")], rtmpPort: port)
-        try await second.waitForErrorLog("play: name='again'")
-        let secondPublisher = try RealPeers.ffmpegPublisher(source, to: url)
-        let (code, _, error) = await recording.value
+        let (code, _, error) = try await RealPeers.recordAcrossARestart(
+            stream: "again", arguments: ["--hls", package.path, "--segment-duration", "1", "--reconnect", "3"]
+        ) { try await waitForSegment(package) }
         #expect(code == .success, "\(error)")
         let times = try await check(package)
         #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "decoding times keep increasing")
         // Over a second before the restart, and most of the six seconds after it.
         #expect((times.last ?? 0) - (times.first ?? 0) > 6, "\(times.first ?? 0) ... \(times.last ?? 0)")
-        _ = try? await secondPublisher.wait(timeout: .seconds(30))
-        await second.stop()
     }
 
     /// Ctrl-C (the built executable, signalled) ends the playlist too.
