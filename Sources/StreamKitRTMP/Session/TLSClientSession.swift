@@ -14,24 +14,6 @@ import Musl
 ///
 /// Not thread-safe: one owner (``RTMPSocket``) uses it from one task at a time.
 final class TLSClientSession {
-    /// Where the handshake stands.
-    enum HandshakeStep {
-        case done
-        /// More bytes from the server are needed (after sending ``takeOutput(into:)``).
-        case needsInput
-        case failed(RTMPError)
-    }
-
-    /// What a read of decrypted bytes gave.
-    enum ReadResult {
-        case bytes(Int)
-        /// Every fed byte is used up: feed more.
-        case needsInput
-        /// The server closed the TLS session (`close_notify`).
-        case closed
-        case failed(RTMPError)
-    }
-
     private let context: OpaquePointer
     private let ssl: OpaquePointer
     /// Ciphertext from the server, fed by the owner; libssl reads it.
@@ -262,19 +244,6 @@ import StreamKitCore
 
 /// Without OpenSSL (Apple platforms) there is no TLS yet: creating a session fails, saying so.
 final class TLSClientSession {
-    enum HandshakeStep {
-        case done
-        case needsInput
-        case failed(RTMPError)
-    }
-
-    enum ReadResult {
-        case bytes(Int)
-        case needsInput
-        case closed
-        case failed(RTMPError)
-    }
-
     init(host: String, port: UInt16, options: RTMPTLSOptions) throws(RTMPError) { throw .unsupported("RTMPS") }
     func handshake() -> HandshakeStep { .failed(.unsupported("RTMPS")) }
     func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult { .failed(.unsupported("RTMPS")) }
@@ -285,3 +254,23 @@ final class TLSClientSession {
     func close() {}
 }
 #endif
+
+extension TLSClientSession {
+    /// Where the handshake stands.
+    enum HandshakeStep {
+        case done
+        /// More bytes from the server are needed (after sending ``takeOutput(into:)``).
+        case needsInput
+        case failed(RTMPError)
+    }
+
+    /// What a read of decrypted bytes gave.
+    enum ReadResult {
+        case bytes(Int)
+        /// Every fed byte is used up: feed more.
+        case needsInput
+        /// The server closed the TLS session (`close_notify`).
+        case closed
+        case failed(RTMPError)
+    }
+}
