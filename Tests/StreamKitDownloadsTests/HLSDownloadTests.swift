@@ -329,7 +329,11 @@ import Testing
         #expect(manifest.status == .interrupted)
         let done = Set(manifest.files.filter { $0.state == "done" }.map(\.url))
         #expect(done.count >= 6 && done.count < 20, "\(done.count)")
-        #expect(!FileManager.default.fileExists(atPath: job.packageDirectory.appendingPathComponent("index.m3u8").path))
+        // The head it had is left playable as a growing playlist, never as a complete one.
+        let head = try String(
+            contentsOf: job.packageDirectory.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
+        #expect(head.contains("#EXT-X-PLAYLIST-TYPE:EVENT") && !head.contains("#EXT-X-ENDLIST"), "\(head)")
+        #expect(FileManager.default.fileExists(atPath: job.packageDirectory.appendingPathComponent("index.m3u8").path))
         #expect(
             Self.partialBytes(in: job.packageDirectory) > 0,
             "\(Support.files(under: job.packageDirectory).filter { $0.hasSuffix(".streamkit-partial") })")

@@ -3,6 +3,7 @@ import StreamKitCore
 import StreamKitHLS
 import StreamKitHTTP
 import StreamKitTestSupport
+import Synchronization
 import Testing
 
 @testable import StreamKitDownloads
@@ -103,10 +104,21 @@ import Testing
     @Test func finishingARecordingKeepsWhatWasRecorded() async throws {
         let origin = try await LiveOrigin.start(seconds: 40)
         let job = try Support.job(origin.playlistURL)
+        let playlistPath = job.packageDirectory.appendingPathComponent("video/index.m3u8").path
+        // While it records, the package is served as a growing EVENT playlist.
+        let whileRecording = Mutex<String?>(nil)
         let (result, _) = try await Support.run(job) { event, download in
-            if case .progress(let progress) = event, (progress.recordedSeconds ?? 0) >= 5 { download.finishRecording() }
+            if case .progress(let progress) = event, (progress.recordedSeconds ?? 0) >= 5 {
+                whileRecording.withLock { seen in
+                    if seen == nil { seen = (try? String(contentsOfFile: playlistPath, encoding: .utf8)) ?? "" }
+                }
+                download.finishRecording()
+            }
         }
         #expect(result.live && result.status == .complete && result.duration >= 5)
+        let growing = whileRecording.withLock { $0 } ?? ""
+        #expect(growing.contains("#EXT-X-PLAYLIST-TYPE:EVENT") && !growing.contains("#EXT-X-ENDLIST"), "\(growing)")
+        #expect(growing.contains("#EXTINF:"), "\(growing)")
         let local = try String(
             contentsOf: job.packageDirectory.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
         #expect(local.hasSuffix("#EXT-X-ENDLIST\n"))

@@ -6,8 +6,9 @@ import StreamKitHTTPClient
 import Synchronization
 
 extension HLSDownloadEngine {
-    /// Writes every rendition's playlist, then `index.m3u8` (last: its presence means the package
-    /// is complete), then the manifest.
+    /// Writes every rendition's final VOD playlist (over the growing one written while the
+    /// transfer ran), then `index.m3u8`, then the manifest, whose status says the package is
+    /// complete.
     func finish() throws(HLSDownloadError) -> HLSDownloadResult {
         let live = state.withLock { $0.live }
         if live { try trimRecording() }
@@ -80,29 +81,13 @@ extension HLSDownloadEngine {
         for key in removed.sorted() { PackageFiles.remove(path(key)) }
     }
 
-    /// Sets ``RecordedSegment/skipped`` from the state of the files each segment needs.
+    /// Sets ``RecordedSegment/skipped`` from the state of the files each segment needs: any not
+    /// in place makes it a gap.
     private func markSkipped(rendition index: Int, in state: inout EngineState) {
         for segmentIndex in state.renditions[index].segments.indices {
             let segment = state.renditions[index].segments[segmentIndex]
-            var skipped = false
-            for path in [segment.file, segment.mapFile].compactMap({ $0 }) {
-                guard let fileIndex = state.books.fileIndex[path] else { continue }
-                switch state.books.states[fileIndex] {
-                case .skipped:
-                    if let failed = state.books.ranged[fileIndex]?.failed, !failed.isEmpty,
-                        let range = path == segment.file ? segment.local.range : segment.localMap?.range
-                    {
-                        if !failed.intersection(range).isEmpty { skipped = true }
-                    } else {
-                        skipped = true
-                    }
-                case .pending:
-                    skipped = true
-                case .done:
-                    break
-                }
-            }
-            state.renditions[index].segments[segmentIndex].skipped = skipped
+            state.renditions[index].segments[segmentIndex].skipped =
+                readiness(of: segment, rendition: index, in: state) != .ready
         }
     }
 
@@ -155,7 +140,7 @@ extension HLSDownloadEngine {
     }
 
     /// Bits a second of the main rendition's segments: the peak over segments, and the average.
-    private func measuredBandwidth(in state: EngineState) -> MasterComposer.MeasuredBandwidth? {
+    func measuredBandwidth(in state: EngineState) -> MasterComposer.MeasuredBandwidth? {
         guard let main = state.renditions.first else { return nil }
         var peak = 0.0
         var bytes = 0.0
@@ -274,6 +259,7 @@ extension HLSDownloadEngine {
             if Task.isCancelled { break }
             let actions = state.withLock { $0.books.progressTick(at: .now) }
             try? perform(actions)
+            publishGrowingPlaylists()
         }
     }
 

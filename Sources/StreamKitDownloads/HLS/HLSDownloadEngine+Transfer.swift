@@ -14,6 +14,8 @@ extension HLSDownloadEngine {
             return (recording, state.books.transferStarted(recording: recording, at: .now))
         }
         try perform(start)
+        // A resumed download serves the head it has at once.
+        publishGrowingPlaylists()
         let ticker = Task { await self.tick() }
         let outcome: Result<Void, HLSDownloadError>
         do {

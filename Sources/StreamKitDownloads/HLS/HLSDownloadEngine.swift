@@ -33,6 +33,8 @@ struct EngineState: Sendable {
     var removedKeys: Set<String> = []
     /// Playlist URLs whose warnings were reported.
     var warnedPlaylists: Set<String> = []
+    /// The playlists of the completed head while the transfer runs.
+    var growing = GrowingPlaylists()
 }
 
 /// Runs one ``HLSDownloadJob``: discovers or restores the plan, fetches keys, then runs the

@@ -29,6 +29,8 @@ struct MediaPlaylistHeader: Hashable, Sendable {
 /// Writes recorded segments as a VOD media playlist (RFC 8216bis §4.4.3.5 PLAYLIST-TYPE=VOD, with
 /// EXT-X-ENDLIST): either the package's own playlist (relative URIs, keys stored locally, missing
 /// segments in the chosen ``GapForm``) or the recorded source (absolute URIs) kept for resuming.
+/// While a package downloads, its completed head is written as a growing EVENT playlist
+/// (``Ending/growing(targetDuration:)``).
 ///
 /// Keys and maps are written where they change, from what is in effect for each segment, so that a
 /// playlist recorded from several reloads of a live playlist stays right. Discontinuities, program
@@ -61,8 +63,20 @@ enum PlaylistComposer {
         var bitrate: Int?
     }
 
+    /// How the playlist ends.
+    enum Ending: Sendable {
+        /// Complete: PLAYLIST-TYPE=VOD and EXT-X-ENDLIST.
+        case vod
+        /// The completed head of a package still downloading: PLAYLIST-TYPE=EVENT without
+        /// EXT-X-ENDLIST, with the target duration of every segment planned (it must not change
+        /// while the playlist grows) and, unless the source has its own, EXT-X-START at the
+        /// beginning so that players that honour it start there rather than at the live edge.
+        case growing(targetDuration: Int)
+    }
+
     static func compose(
-        _ segments: [RecordedSegment], header: MediaPlaylistHeader, target: Target, gaps: GapForm = .omitted
+        _ segments: [RecordedSegment], header: MediaPlaylistHeader, target: Target, gaps: GapForm = .omitted,
+        ending: Ending = .vod
     ) -> MediaPlaylist {
         var output: [MediaSegment] = []
         output.reserveCapacity(segments.count)
@@ -178,13 +192,20 @@ enum PlaylistComposer {
         // Date ranges left out at the end go with the last segment (they are placed by their dates);
         // tags that apply to the segments after them have none to apply to.
         if !output.isEmpty { output[output.count - 1].dateRanges += leftOut.dateRanges }
-        let longestRounded = longest.isFinite ? Int(saturating: longest.rounded()) : 0
+        var longestRounded = longest.isFinite ? Int(saturating: longest.rounded()) : 0
+        var start = header.start
+        if case .growing(let targetDuration) = ending {
+            longestRounded = max(longestRounded, targetDuration)
+            start = start ?? StartPoint(timeOffset: 0)
+        }
+        let complete = if case .vod = ending { true } else { false }
         return MediaPlaylist(
             version: max(header.version ?? 3, requiredVersion),
             targetDuration: max(header.targetDuration ?? 1, longestRounded, 1),
             mediaSequence: firstSequence, discontinuitySequence: discontinuitySequence ?? 0,
-            playlistType: .vod, iFramesOnly: header.iFramesOnly, independentSegments: header.independentSegments,
-            start: header.start, headerLines: header.headerLines, segments: output, hasEndList: true)
+            playlistType: complete ? .vod : .event, iFramesOnly: header.iFramesOnly,
+            independentSegments: header.independentSegments, start: start, headerLines: header.headerLines,
+            segments: output, hasEndList: complete)
     }
 
     /// The AES-128 keys of `keys` as written in the source (URI, and the IV when written): equal
