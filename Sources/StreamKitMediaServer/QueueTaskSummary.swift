@@ -20,7 +20,8 @@ public struct QueueTaskSummary: Hashable, Sendable, Codable {
     public var bytesPerSecond: Double
     /// Why it last failed.
     public var error: String?
-    /// Where a finished HLS task plays on this server (`/library/ID/index.m3u8`).
+    /// Where an HLS task plays on this server (`/library/ID/index.m3u8`), from its first completed
+    /// segments on.
     public var playPath: String?
 
     public init(

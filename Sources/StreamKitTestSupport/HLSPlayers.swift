@@ -38,10 +38,13 @@ public enum HLSPlayers {
 
     /// Decodes every stream of `input` (a URL or a playlist file) with ffprobe `-count_frames`.
     ///
+    /// - Parameter fromTheStart: For a playlist without EXT-X-ENDLIST, which ffmpeg plays as live
+    ///   from three segments before its end, start at its first segment (`-live_start_index 0`)
+    ///   and follow it as it grows, to its EXT-X-ENDLIST.
     /// - Throws: ``TestSupportError`` when ffprobe is missing, fails or prints no frame counts.
-    public static func ffmpeg(_ input: String) async throws -> FFmpegPlayback {
+    public static func ffmpeg(_ input: String, fromTheStart: Bool = false) async throws -> FFmpegPlayback {
         let output = try await Tool.ffprobe.run(
-            [
+            (fromTheStart ? ["-live_start_index", "0"] : []) + [
                 // Warnings: where ffmpeg reports a segment it could not fetch and played on without.
                 "-v", "warning", "-protocol_whitelist", "file,http,tcp,crypto,data", "-allowed_extensions", "ALL",
                 "-count_frames", "-show_entries", "stream=codec_type,nb_read_frames", "-of", "json", input,

@@ -4,13 +4,16 @@ import StreamKitMediaServer
 
 /// The download queue of a StreamKit home as the server's page and `/api/tasks` show it.
 public enum QueueSummaries {
-    /// Reads the queue's index in `home` (no lock needed; empty when there is no queue yet). A
-    /// finished HLS task stored in `libraryRoot` gets its play path on the server.
+    /// Reads the queue's index in `home` (no lock needed; empty when there is no queue yet). An HLS
+    /// task stored in `libraryRoot` gets its play path on the server as soon as its package has
+    /// an `index.m3u8`: from the first completed segments on, while it still downloads.
     public static func read(home: URL, libraryRoot: String) throws -> [QueueTaskSummary] {
         let library = URL(fileURLWithPath: libraryRoot, isDirectory: true).standardizedFileURL.path + "/"
         return try DownloadQueueRemote.tasks(directory: home).map { task in
             let location = URL(fileURLWithPath: task.location).standardizedFileURL.path
-            let playable = task.kind == .hls && task.state == .success && location == library + task.id
+            let playable =
+                task.kind == .hls && location == library + task.id
+                && FileManager.default.fileExists(atPath: location + "/" + MediaLibrary.entryName)
             return QueueTaskSummary(
                 id: task.id, title: task.title, url: task.url, kind: task.kind.rawValue, state: "\(task.state)",
                 progress: task.progress, bytesDone: task.bytesDone, bytesExpected: task.bytesExpected,

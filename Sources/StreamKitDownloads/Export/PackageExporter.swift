@@ -51,7 +51,7 @@ public struct HLSPackage: Sendable {
         let root = directory.standardizedFileURL
         let index = root.appendingPathComponent(PackageLayout.indexName)
         guard let data = FileManager.default.contents(atPath: index.path) else {
-            throw PackageExportError("\(index.path): no such file (is the download complete?)")
+            throw PackageExportError("\(index.path): no such file (has the download started?)")
         }
         let master: MultivariantPlaylist
         do {
@@ -77,6 +77,12 @@ public struct HLSPackage: Sendable {
             do {
                 guard case .media(let playlist) = try Playlist.parse(bytes).playlist else {
                     throw PackageExportError("\(url.path) is not a media playlist")
+                }
+                // A package still downloading (or stopped) lists its completed head without
+                // EXT-X-ENDLIST: exporting it would make a file of part of the stream.
+                guard playlist.hasEndList else {
+                    throw PackageExportError(
+                        "\(url.path) has no EXT-X-ENDLIST: the download is not complete (resume it, then export)")
                 }
                 return Rendition(folder: parts[0], type: type, language: language, playlist: playlist)
             } catch let error as PackageExportError {
