@@ -134,6 +134,30 @@ import Testing
         await origin.nginx.stop()
     }
 
+    /// Every selected rendition is cut at the same media times: video, both audio languages and
+    /// the subtitles keep the same segments, and the package decodes.
+    @Test func everyRenditionIsCutAtTheSameTimes() async throws {
+        let fixture = try await Fixtures.shared.fixture(FixtureRecipe(.hlsMaster))
+        let nginx = try await Nginx.static(root: fixture.directory)
+        let package = try TestRun.makeTemporaryDirectory("section").appendingPathComponent("master")
+        let (code, _, error, _) = try await download(
+            nginx.url("master.m3u8").absoluteString, into: package, ["--audio", "all", "--section", "0:04.5-0:07"])
+        #expect(code == .success, "\(error)")
+        let folders = try FileManager.default.contentsOfDirectory(atPath: package.path).filter {
+            FileManager.default.fileExists(atPath: package.appendingPathComponent("\($0)/index.m3u8").path)
+        }
+        #expect(folders.count == 4, "\(folders)")
+        for folder in folders {
+            let playlist = try String(
+                contentsOf: package.appendingPathComponent("\(folder)/index.m3u8"), encoding: .utf8)
+            let names = uris(playlist).map { String($0.prefix(5)) }
+            #expect(names == ["00002", "00003"], "\(folder): \(playlist)")
+        }
+        let decoded = try await HLSPlayers.ffmpeg(package.appendingPathComponent("index.m3u8").path)
+        #expect(abs(decoded.videoFrames - 100) <= 50, "\(decoded)")
+        await nginx.stop()
+    }
+
     /// `--exclude-segments`: the ad is never fetched, the package's playlist leaves it out with a
     /// discontinuity after the segment before it, and the package decodes to the stream without it.
     @Test func excludedSegmentsAreNeverFetchedAndTheGapIsClosed() async throws {
