@@ -11,7 +11,7 @@ extension DownloadCommand {
         _ context: CommandContext, client: HTTPClient, headers: HTTPHeaders, retry: HTTPClientRetryPolicy,
         queue: DownloadManager
     ) async throws {
-        let hlsSelection = selection.hlsSelection
+        let hlsSelection = segmentFilter.applied(to: selection.hlsSelection)
         let id = HLSDownloadJob.packageID(source: url, selection: hlsSelection, decrypt: decrypt, salt: queue.idSalt)
         let inLibrary = output == nil
         let directory: URL

@@ -17,7 +17,7 @@ struct DownloadCommand: ParsableCommand {
             package.json, and one folder per rendition with its playlist, segments, maps and keys. \
             It goes to $STREAMKIT_HOME/library/ID (STREAMKIT_HOME defaults to $XDG_DATA_HOME/streamkit, \
             else ~/.local/share/streamkit), where ID is 16 hex digits of SHA-256 over the URL, --variant, \
-            --audio, --subs and --decrypt, so the same command resumes the same package; -o DIR puts \
+            --audio, --subs, --section, --exclude-segments and --decrypt, so the same command resumes the same package; -o DIR puts \
             it in DIR. Files already in place are never fetched again (resuming an unfinished package \
             checks their ETag with a HEAD each; a file changed on the server is fetched again); a \
             partial file continues with If-Range. A live playlist is recorded (reloaded every target \
@@ -44,6 +44,9 @@ struct DownloadCommand: ParsableCommand {
                 "French audio, no subtitles, 720p at most, 16 connections, decrypted",
                 "streamkit download URL --audio fr --subs none --variant 1280x720 -j 16 --decrypt"),
             .init(
+                "Only 0:04 to 0:10 and 2:00 to the end, without the ad segments",
+                "streamkit download URL --section 0:04-0:10 --section 2:00- --exclude-segments '/ads?/'"),
+            .init(
                 "Record 10 minutes of a live stream into a folder", "streamkit download URL --live-duration 600 -o show"
             ),
             .init(
@@ -62,6 +65,7 @@ struct DownloadCommand: ParsableCommand {
         audioHelp: "HLS audio renditions: auto (the default one), all, none, a language, name:NAME.",
         connectionsHelp: "HLS: transfers at once (default 8). A file: range connections (default 1, one request).",
         offersCodecFilter: true)
+    @OptionGroup var segmentFilter: SegmentFilterOptions
     @Flag(help: "Store AES-128 segments decrypted and drop their keys (SAMPLE-AES stays encrypted).")
     var decrypt = false
     @Flag(help: "Mark segments that still fail after retries as gaps and go on (exit code 2).")

@@ -55,7 +55,8 @@ struct HLSDownloadRun {
             }
             await task.finish(.failed(error.description))
             reporter.failed(error)
-            throw ExitCode.failure
+            // A section the stream does not have is a command line that does not fit it.
+            throw error.kind == .invalidSegmentFilter ? ExitCode.usage : ExitCode.failure
         }
     }
 }
@@ -106,13 +107,16 @@ final class HLSDownloadReporter: Sendable {
                     "filesChanged": .number(Double(summary.filesChanged)),
                     "live": .bool(summary.live),
                     "renditions": .string(summary.renditions.map(\.folder).joined(separator: ",")),
+                    "segmentsExcluded": .number(Double(summary.renditions.reduce(0) { $0 + $1.segmentsExcluded })),
+                    "segmentsOutsideSections": .number(
+                        Double(summary.renditions.reduce(0) { $0 + $1.segmentsOutsideSections })),
                 ])
                 return
             }
             var lines = summary.renditions.map { rendition in
                 "  \(rendition.folder): \(rendition.segments) segments, "
                     + "\(ByteCountText.fixed(rendition.duration, digits: 1)) s"
-                    + (rendition.language.map { " (\($0))" } ?? "")
+                    + (rendition.language.map { " (\($0))" } ?? "") + Self.leftOut(rendition)
             }
             if summary.filesAlreadyDone > 0 {
                 let confirmed = summary.filesVerified > 0 ? " (\(summary.filesVerified) confirmed by their ETag)" : ""
@@ -153,6 +157,16 @@ final class HLSDownloadReporter: Sendable {
                 ])
             }
         }
+    }
+
+    /// `; 7 outside the sections, 2 excluded` for a rendition the selection cut.
+    static func leftOut(_ rendition: HLSPackageSummary.Rendition) -> String {
+        var words: [String] = []
+        if rendition.segmentsOutsideSections > 0 {
+            words.append("\(rendition.segmentsOutsideSections) outside the sections")
+        }
+        if rendition.segmentsExcluded > 0 { words.append("\(rendition.segmentsExcluded) excluded") }
+        return words.isEmpty ? "" : "; " + words.joined(separator: ", ")
     }
 
     private func progressed(_ progress: HLSDownloadProgress) {

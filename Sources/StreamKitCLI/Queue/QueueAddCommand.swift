@@ -29,6 +29,7 @@ struct QueueAddCommand: ParsableCommand {
         audioHelp: "HLS audio renditions: auto, all, none, a language, name:NAME.",
         connectionsHelp: "Range connections (file, default 4) or transfers (HLS, default 8).",
         offersCodecFilter: false)
+    @OptionGroup var segmentFilter: SegmentFilterOptions
     @Flag(help: "Store AES-128 segments decrypted.") var decrypt = false
     @Option(valueName: "type", help: "video or audio.") var type = DownloadFileType.video
     @Option(valueName: "url", help: "A cover image URL.") var thumbnail: String?
@@ -80,7 +81,8 @@ struct QueueAddCommand: ParsableCommand {
         }
         let request = DownloadRequest(
             url: url, kind: resolvedKind ?? .file,
-            selection: selection.hlsSelection, decrypt: decrypt, fileType: type, title: title,
+            selection: segmentFilter.applied(to: selection.hlsSelection), decrypt: decrypt, fileType: type,
+            title: title,
             thumbnailURL: thumbnail, connections: selection.connections, headers: requestHeaders,
             exportPath: export.map { URL(fileURLWithPath: $0).standardizedFileURL.path })
         let answer = try await QueueAccess.perform(

@@ -56,7 +56,9 @@ extension HLSDownloadEngine {
                 indexFile: directory.appendingPathComponent(PackageLayout.indexName), status: status, gaps: gaps,
                 files: state.books.files.count, filesFetched: state.books.filesFetched, bytes: state.books.bytesInPlace,
                 bytesTransferred: state.books.bytesTransferred,
-                duration: state.renditions.first?.segments.reduce(0) { $0 + $1.segment.duration } ?? 0, live: state.live
+                duration: state.renditions.first?.segments.reduce(0) {
+                    $0 + ($1.excluded == nil ? $1.segment.duration : 0)
+                } ?? 0, live: state.live
             )
         }
     }
@@ -269,7 +271,7 @@ extension HLSDownloadEngine {
     }
 
     func progressSnapshot() -> HLSDownloadProgress {
-        let limit = options.liveDuration.map(\.secondsValue)
+        let limit = liveLimit
         return state.withLock { state in
             state.books.progress(
                 at: .now, live: state.live, recordedSeconds: state.renditions.first?.recordedDuration,

@@ -26,7 +26,7 @@ extension HLSDownloadEngine {
     }
 
     private func record(rendition index: Int) async throws(HLSDownloadError) {
-        let limit = options.liveDuration.map(\.secondsValue)
+        let limit = liveLimit
         let (url, folder) = state.withLock {
             ($0.renditions[index].selected.playlistURL, $0.renditions[index].selected.folder)
         }

@@ -35,6 +35,8 @@ struct EngineState: Sendable {
     var warnedPlaylists: Set<String> = []
     /// The playlists of the completed head while the transfer runs.
     var growing = GrowingPlaylists()
+    /// The selection's `--section` and `--exclude-segments`.
+    var filter = SegmentFilter()
 }
 
 /// Runs one ``HLSDownloadJob``: discovers or restores the plan, fetches keys, then runs the
@@ -109,7 +111,8 @@ final class HLSDownloadEngine: Sendable {
                         .packageConflict, url: manifest.source,
                         detail: "\(directory.path) holds the package of another download (\(manifest.source), "
                             + "variant \(manifest.selection.variant), audio \(manifest.selection.audio), "
-                            + "subtitles \(manifest.selection.subtitles)\(manifest.decrypt ? ", decrypted" : ""))")
+                            + "subtitles \(manifest.selection.subtitles)\(Self.filterWords(manifest.selection))"
+                            + "\(manifest.decrypt ? ", decrypted" : ""))")
                 }
                 removeStaleTemporaryFiles()
                 return (manifest, false)
@@ -147,6 +150,8 @@ final class HLSDownloadEngine: Sendable {
     }
 
     private func setUp(existing: PackageManifest?) async throws(HLSDownloadError) {
+        let filter = try SegmentFilter(job.selection)
+        state.withLock { $0.filter = filter }
         if let existing, canRestore(existing) {
             try restore(existing)
         } else {
@@ -193,7 +198,11 @@ final class HLSDownloadEngine: Sendable {
             chosen = zip(choice.renditions, fetched).map { ($0, $1.playlist, $1.url) }
         }
         let live = chosen.contains { $0.1.isLive }
-        let limit = live ? options.liveDuration.map(\.secondsValue) : nil
+        let filter = state.withLock { $0.filter }
+        let limit = live ? liveLimit : nil
+        if !live, let main = chosen.first {
+            try filter.check(duration: main.1.segments.reduce(0) { $0 + $1.duration }, url: main.2)
+        }
         try state.withLock { (state) throws(HLSDownloadError) in
             state.master = master
             state.masterURL = master == nil ? nil : finalURL
@@ -209,6 +218,8 @@ final class HLSDownloadEngine: Sendable {
                 let resolved = media.resolvedSegments(baseURL: url)
                 var entries = Array(zip(media.segments, resolved))
                 if live {
+                    // The section's start picks where in the window the recording begins.
+                    entries.removeFirst(try filter.liveStart(durations: entries.map(\.0.duration), url: url))
                     let window = LiveWindow.take(
                         entries, after: nil, recordedDuration: 0, limit: limit)
                     entries = window.entries
@@ -225,11 +236,20 @@ final class HLSDownloadEngine: Sendable {
         in state: inout EngineState
     ) throws(HLSDownloadError) {
         var planner = state.renditions[index].planner
-        let (files, segments) = try planner.plan(entries, playlistURL: playlistURL)
+        let filter = state.filter
+        let live = state.live
+        let exclusions = entries.map { entry in
+            filter.exclusion(
+                uri: RenditionPlanner.normalized(entry.resolved).uri, start: entry.resolved.startTime,
+                duration: entry.resolved.duration, live: live)
+        }
+        let (files, segments) = try planner.plan(entries, exclusions: exclusions, playlistURL: playlistURL)
         state.renditions[index].planner = planner
         _ = state.books.filesPlanned(files)
         state.renditions[index].segments += segments
-        state.renditions[index].recordedDuration += segments.reduce(0) { $0 + $1.segment.duration }
+        state.renditions[index].recordedDuration += segments.reduce(0) {
+            $0 + ($1.excluded == nil ? $1.segment.duration : 0)
+        }
         if let last = entries.last { state.renditions[index].lastSourceSequence = last.resolved.mediaSequence }
     }
 
@@ -353,10 +373,27 @@ final class HLSDownloadEngine: Sendable {
             renditions: state.renditions.map { rendition in
                 HLSPackageSummary.Rendition(
                     folder: rendition.selected.folder, role: rendition.selected.role.rawValue,
-                    language: rendition.selected.language, segments: rendition.segments.count,
-                    duration: rendition.recordedDuration)
+                    language: rendition.selected.language,
+                    segments: rendition.segments.count { $0.excluded == nil }, duration: rendition.recordedDuration,
+                    segmentsExcluded: rendition.segments.count { $0.excluded == .matchedPattern },
+                    segmentsOutsideSections: rendition.segments.count { $0.excluded == .outsideSections })
             },
             files: state.books.files.count, filesAlreadyDone: state.books.filesAlreadyDone, live: state.live)
+    }
+}
+
+extension HLSDownloadEngine {
+    /// For a live recording: the most seconds of media to record (`--live-duration`, or the
+    /// length of the `--section`), if any.
+    var liveLimit: Double? {
+        state.withLock { $0.filter }.recordingLimit(liveDuration: options.liveDuration.map(\.secondsValue))
+    }
+
+    /// `, sections …, excluding …` for a selection that has them.
+    static func filterWords(_ selection: HLSSelection) -> String {
+        (selection.sections.isEmpty ? "" : ", sections " + selection.sections.map(\.description).joined(separator: " "))
+            + (selection.excludedSegments.isEmpty
+                ? "" : ", excluding " + selection.excludedSegments.map { "'\($0)'" }.joined(separator: " "))
     }
 }
 

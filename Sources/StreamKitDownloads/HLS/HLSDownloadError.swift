@@ -32,6 +32,9 @@ public struct HLSDownloadError: KindedError {
         public static let rangeMismatch = Kind("byte range mismatch")
         /// An AES-128 segment did not decrypt (bad padding: wrong key or IV, or a damaged segment).
         public static let decryptionFailed = Kind("decryption failed")
+        /// A `--section` does not fit the stream (it starts after the end; more than one for a
+        /// live recording), or an `--exclude-segments` pattern is not a regular expression.
+        public static let invalidSegmentFilter = Kind("invalid segment filter")
         /// The package folder holds another package, or files that are not a package.
         public static let packageConflict = Kind("package conflict")
         /// Writing into the package failed (disk full, permissions).

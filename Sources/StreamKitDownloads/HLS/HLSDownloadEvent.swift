@@ -69,6 +69,10 @@ public struct HLSPackageSummary: Hashable, Sendable {
         public var segments: Int
         /// Seconds listed.
         public var duration: Double
+        /// Segments left out because their URI matches `--exclude-segments`.
+        public var segmentsExcluded = 0
+        /// Segments left out because they cover no `--section`.
+        public var segmentsOutsideSections = 0
     }
 
     /// The package id.

@@ -4,8 +4,8 @@ import StreamKitHLS
 import StreamKitHTTP
 import StreamKitHTTPClient
 
-/// Which parts of a multivariant presentation go into a package: the `--variant`, `--audio` and
-/// `--subs` words of `streamkit download`.
+/// Which parts of a presentation go into a package: the `--variant`, `--audio`, `--subs`,
+/// `--codec`, `--section` and `--exclude-segments` words of `streamkit download`.
 public struct HLSSelection: Hashable, Sendable {
     /// The variant stream (default: the best).
     public var variant: VariantPreference
@@ -16,21 +16,30 @@ public struct HLSSelection: Hashable, Sendable {
     /// Only variants whose CODECS name a codec starting with one of these (`avc1`, `hvc1`, `av01`);
     /// any variant when empty (the default).
     public var codecs: [String]
+    /// Only the segments that cover these spans of media time (VOD), or where a live recording
+    /// begins and how long it lasts (one section); the whole stream when empty.
+    public var sections: [TimeSection]
+    /// Segments whose absolute URI matches one of these regular expressions (NSRegularExpression)
+    /// are left out, the gap closed with EXT-X-DISCONTINUITY.
+    public var excludedSegments: [String]
 
     /// Creates a selection.
     public init(
         variant: VariantPreference = .best, audio: RenditionPreference = .automatic,
-        subtitles: RenditionPreference = .all, codecs: [String] = []
+        subtitles: RenditionPreference = .all, codecs: [String] = [], sections: [TimeSection] = [],
+        excludedSegments: [String] = []
     ) {
         self.variant = variant
         self.audio = audio
         self.subtitles = subtitles
         self.codecs = codecs
+        self.sections = sections
+        self.excludedSegments = excludedSegments
     }
 }
 
 extension HLSSelection: Codable {
-    private enum CodingKeys: String, CodingKey { case variant, audio, subtitles, codecs }
+    private enum CodingKeys: String, CodingKey { case variant, audio, subtitles, codecs, sections, excludedSegments }
 
     /// Decodes the words written by ``encode(to:)``.
     public init(from decoder: any Decoder) throws {
@@ -46,6 +55,14 @@ extension HLSSelection: Codable {
         audio = try word(.audio, RenditionPreference.init)
         subtitles = try word(.subtitles, RenditionPreference.init)
         codecs = try container.decodeIfPresent([String].self, forKey: .codecs) ?? []
+        sections = []
+        for text in try container.decodeIfPresent([String].self, forKey: .sections) ?? [] {
+            guard let section = try? TimeSection.parse(text) else {
+                throw DecodingError.dataCorruptedError(forKey: .sections, in: container, debugDescription: "'\(text)'")
+            }
+            sections.append(section)
+        }
+        excludedSegments = try container.decodeIfPresent([String].self, forKey: .excludedSegments) ?? []
     }
 
     /// Encodes each preference as its command-line word (`best`, `auto`, `all`, `fr`, `name:…`).
@@ -55,6 +72,8 @@ extension HLSSelection: Codable {
         try container.encode(audio.description, forKey: .audio)
         try container.encode(subtitles.description, forKey: .subtitles)
         if !codecs.isEmpty { try container.encode(codecs, forKey: .codecs) }
+        if !sections.isEmpty { try container.encode(sections.map(\.description), forKey: .sections) }
+        if !excludedSegments.isEmpty { try container.encode(excludedSegments, forKey: .excludedSegments) }
     }
 }
 
@@ -152,10 +171,11 @@ public struct HLSDownloadJob: Hashable, Sendable {
     /// The salt of ``packageID`` (``DownloadManager/idSalt(directory:)``); empty for none.
     public var idSalt = ""
 
-    /// The package id: 16 hexadecimal digits of SHA-256 over the source URL, the selection words,
-    /// whether segments are decrypted — what decides the package's content — and a salt. The same
-    /// command gives the same id, so running it again resumes the same package; connections, rate
-    /// limits, headers, `--skip-broken` and `--gap-tags` do not change it.
+    /// The package id: 16 hexadecimal digits of SHA-256 over the source URL, the selection words
+    /// (time sections and excluded segment patterns included), whether segments are decrypted —
+    /// what decides the package's content — and a salt. The same command gives the same id, so
+    /// running it again resumes the same package; connections, rate limits, headers,
+    /// `--skip-broken` and `--gap-tags` do not change it.
     ///
     /// - Parameters:
     ///   - source: The playlist URL as given.
@@ -170,8 +190,12 @@ public struct HLSDownloadJob: Hashable, Sendable {
                 "streamkit-hls-package-1", source, selection.variant.description, selection.audio.description,
                 selection.subtitles.description, decrypt ? "decrypt" : "as-is",
             ].joined(separator: "\n")
-            // A codec filter and a salt join the identity only when given, so older package ids stay the same.
+            // A codec filter, sections, patterns and a salt join the identity only when given, so
+            // older package ids stay the same.
             + (selection.codecs.isEmpty ? "" : "\ncodecs:" + selection.codecs.joined(separator: ","))
+            + (selection.sections.isEmpty
+                ? "" : "\nsections:" + selection.sections.map(\.description).joined(separator: ","))
+            + selection.excludedSegments.map { "\nexclude:" + $0 }.joined()
             + (salt.isEmpty ? "" : "\nsalt:" + salt)
         return String(SHA256.hash(Array(text.utf8)).hexString.prefix(16))
     }

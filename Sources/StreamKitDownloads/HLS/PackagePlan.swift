@@ -79,6 +79,9 @@ struct RecordedSegment: Hashable, Sendable {
     var localMapKeys: [EncryptionKey] = []
     /// Whether the download skipped it (`--skip-broken`): a gap in the package's playlist.
     var skipped = false
+    /// Why the selection leaves it out of the package (`--section`, `--exclude-segments`): it has no
+    /// file and the package's playlist omits it, whatever the gap form (``SegmentFilter``).
+    var excluded: SegmentFilter.Exclusion?
 }
 
 /// Turns a rendition's segments into package files and local references. Pure and deterministic:
@@ -115,13 +118,14 @@ struct RenditionPlanner: Sendable {
     ///
     /// - Parameters:
     ///   - entries: Each segment as written and as resolved (absolute URIs).
+    ///   - exclusions: Why each entry (by position) is left out of the package, if it is; empty when
+    ///     none is. A left-out entry is recorded with no file, and its keys and map are not planned.
     ///   - playlistURL: For error messages.
-    ///   - firstLocalSequence: The local media sequence number of the first entry, when this is the
-    ///     first call (then the source's).
     /// - Returns: The new files (keys first) and the recorded segments.
     /// - Throws: ``HLSDownloadError`` `unsupportedURI` for a URI that is not http or https.
     mutating func plan(
-        _ entries: [(segment: MediaSegment, resolved: ResolvedSegment)], playlistURL: String
+        _ entries: [(segment: MediaSegment, resolved: ResolvedSegment)],
+        exclusions: [SegmentFilter.Exclusion?] = [], playlistURL: String
     ) throws(HLSDownloadError) -> (files: [PlannedFile], segments: [RecordedSegment]) {
         var keyFiles: [PlannedFile] = []
         var files: [PlannedFile] = []
@@ -137,10 +141,18 @@ struct RenditionPlanner: Sendable {
             }
         }
 
-        for (segment, original) in entries {
+        for (position, (segment, original)) in entries.enumerated() {
             let resolved = Self.normalized(original)
             let localSequence = nextLocalSequence ?? resolved.mediaSequence
             nextLocalSequence = localSequence &+ 1
+            if position < exclusions.count, let exclusion = exclusions[position] {
+                recorded.append(
+                    RecordedSegment(
+                        segment: segment, resolved: resolved, localSequence: localSequence, file: nil, mapFile: nil,
+                        local: LocalReference(uri: "", range: nil), localMap: nil, localKeys: [],
+                        excluded: exclusion))
+                continue
+            }
 
             /// The package file of identity key `uri` (planned at its first use).
             func keyFile(_ uri: String) -> String {

@@ -90,7 +90,7 @@ enum PlaylistComposer {
         for recorded in segments {
             let resolved = recorded.resolved
             let source = recorded.segment
-            if target == .local, gaps == .omitted, recorded.skipped || source.isGap {
+            if target == .local, recorded.excluded != nil || (gaps == .omitted && (recorded.skipped || source.isGap)) {
                 // Keys and maps are compared with the last segment written, so the next one
                 // writes again any that only this segment carried.
                 if !output.isEmpty { leftOut.discontinuity = true }

@@ -24,7 +24,7 @@ enum DownloadFailure: Hashable, Sendable {
     /// The HLS engine's error kinds that no new run of the engine can fix.
     static let permanentHLSKinds: Set<HLSDownloadError.Kind> = [
         .invalidPlaylist, .noMatchingVariant, .noMatchingRendition, .unsupportedURI, .tooManySegments,
-        .packageConflict, .writeFailed, .decryptionFailed, .invalidKey,
+        .packageConflict, .writeFailed, .decryptionFailed, .invalidKey, .invalidSegmentFilter,
     ]
 
     /// A request of a progressive file's connection failed.
