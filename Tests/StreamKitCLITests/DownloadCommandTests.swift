@@ -28,20 +28,24 @@ import Testing
                 its playlist, segments, maps and keys. It goes to $STREAMKIT_HOME/library/ID
                 (STREAMKIT_HOME defaults to $XDG_DATA_HOME/streamkit, else
                 ~/.local/share/streamkit), where ID is 16 hex digits of SHA-256 over the URL,
-                --variant, --audio, --subs and --decrypt, so the same command resumes the same
-                package; -o DIR puts it in DIR. Files already in place are never fetched again
-                (resuming an unfinished package checks their ETag with a HEAD each; a file
-                changed on the server is fetched again); a partial file continues with If-Range.
-                A live playlist is recorded (reloaded every target duration) until ENDLIST,
-                --live-duration or Ctrl-C, and left as VOD. A segment that still fails after
-                retries fails the download (exit 1, everything kept); with --skip-broken it
-                becomes a gap (exit 2): left out of the package's playlist, with
-                EXT-X-DISCONTINUITY on the segment after it, so that every player plays on
-                (--gap-tags writes EXT-X-GAP instead, which some players stop at). package.json
-                records the gap: running the same command again fetches it and writes the
-                playlist whole. A playlist that breaks RFC 8216bis in ways players read past is
-                downloaded, its problems printed once as warnings with their line numbers;
-                --strict refuses it.
+                --variant, --audio, --subs, --section, --exclude-segments and --decrypt, so the
+                same command resumes the same package; -o DIR puts it in DIR. The package plays
+                through `streamkit serve` from its first segments on, while it downloads: until
+                it completes, its playlists are EVENT playlists of the segments in place from
+                the first (players that start such a playlist at its end, as ffplay and mpv do,
+                start at the beginning with -live_start_index 0). Files already in place are
+                never fetched again (resuming an unfinished package checks their ETag with a
+                HEAD each; a file changed on the server is fetched again); a partial file
+                continues with If-Range. A live playlist is recorded (reloaded every target
+                duration) until ENDLIST, --live-duration or Ctrl-C, and left as VOD. A segment
+                that still fails after retries fails the download (exit 1, everything kept);
+                with --skip-broken it becomes a gap (exit 2): left out of the package's
+                playlist, with EXT-X-DISCONTINUITY on the segment after it, so that every player
+                plays on (--gap-tags writes EXT-X-GAP instead, which some players stop at).
+                package.json records the gap: running the same command again fetches it and
+                writes the playlist whole. A playlist that breaks RFC 8216bis in ways players
+                read past is downloaded, its problems printed once as warnings with their line
+                numbers; --strict refuses it.
                 Any other URL is downloaded as a file: partial data in FILE.streamkit-partial,
                 its validator in that file's attributes. Ctrl-C stops cleanly and exits 130 (a
                 live recording is finished instead and exits 0). Play a package with `streamkit
@@ -53,7 +57,8 @@ import Testing
 
                 USAGE: streamkit download <url> [--output <path>] [--variant <variant>]
                        [--codec <codecs>] [--audio <audio>] [--subs <subs>] [--connections <n>]
-                       [--decrypt] [--skip-broken] [--gap-tags] [--strict] [--limit-rate <rate>]
+                       [--section <start-end> ...] [--exclude-segments <regex> ...] [--decrypt]
+                       [--skip-broken] [--gap-tags] [--strict] [--limit-rate <rate>]
                        [--header <header> ...] [--live-duration <seconds>]
                        [--max-segments <count>] [--home <dir>] [--retries <count>] [--json]
 
@@ -73,6 +78,13 @@ import Testing
                                           (default: all)
                   -j, --connections <n>   HLS: transfers at once (default 8). A file: range
                                           connections (default 1, one request).
+                  --section <start-end>   HLS: only the segments covering this time span,
+                                          [HH:]MM:SS[.ms] or seconds, either end optional
+                                          (0:04-0:10, -1:00, 90-); repeatable. Live: where in
+                                          the DVR window to begin, and for how long.
+                  --exclude-segments <regex>
+                                          HLS: leave out segments whose URL matches this regular
+                                          expression (ads); repeatable.
                   --decrypt               Store AES-128 segments decrypted and drop their keys
                                           (SAMPLE-AES stays encrypted).
                   --skip-broken           Mark segments that still fail after retries as gaps
@@ -103,6 +115,9 @@ import Testing
                   French audio, no subtitles, 720p at most, 16 connections, decrypted:
                     streamkit download URL --audio fr --subs none --variant 1280x720 -j 16
                       --decrypt
+                  Only 0:04 to 0:10 and 2:00 to the end, without the ad segments:
+                    streamkit download URL --section 0:04-0:10 --section 2:00-
+                      --exclude-segments '/ads?/'
                   Record 10 minutes of a live stream into a folder:
                     streamkit download URL --live-duration 600 -o show
                   Download a file to a path at most 2 MB a second:

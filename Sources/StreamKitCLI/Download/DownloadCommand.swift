@@ -17,8 +17,11 @@ struct DownloadCommand: ParsableCommand {
             package.json, and one folder per rendition with its playlist, segments, maps and keys. \
             It goes to $STREAMKIT_HOME/library/ID (STREAMKIT_HOME defaults to $XDG_DATA_HOME/streamkit, \
             else ~/.local/share/streamkit), where ID is 16 hex digits of SHA-256 over the URL, --variant, \
-            --audio, --subs, --section, --exclude-segments and --decrypt, so the same command resumes the same package; -o DIR puts \
-            it in DIR. Files already in place are never fetched again (resuming an unfinished package \
+            --audio, --subs, --section, --exclude-segments and --decrypt, so the same command resumes \
+            the same package; -o DIR puts it in DIR. The package plays through `streamkit serve` from its \
+            first segments on, while it downloads: until it completes, its playlists are EVENT \
+            playlists of the segments in place from the first (players that start such a playlist at \
+            its end, as ffplay and mpv do, start at the beginning with -live_start_index 0). Files already in place are never fetched again (resuming an unfinished package \
             checks their ETag with a HEAD each; a file changed on the server is fetched again); a \
             partial file continues with If-Range. A live playlist is recorded (reloaded every target \
             duration) until ENDLIST, --live-duration or Ctrl-C, and left as VOD. A segment that still \
