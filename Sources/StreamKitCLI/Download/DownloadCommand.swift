@@ -18,7 +18,10 @@ struct DownloadCommand: ParsableCommand {
             It goes to $STREAMKIT_HOME/library/ID (STREAMKIT_HOME defaults to $XDG_DATA_HOME/streamkit, \
             else ~/.local/share/streamkit), where ID is 16 hex digits of SHA-256 over the URL, --variant, \
             --audio, --subs, --section, --exclude-segments and --decrypt, so the same command resumes the same package; -o DIR puts \
-            it in DIR. Files already in place are never fetched again (resuming an unfinished package \
+            it in DIR. With --subs-format, each WebVTT subtitle rendition is also merged into \
+            one file next to its folder once the package is complete (subtitles-eng.vtt or .srt), its \
+            times counted from the start of the media (X-TIMESTAMP-MAP honoured); the playlists stay as \
+            they are. Files already in place are never fetched again (resuming an unfinished package \
             checks their ETag with a HEAD each; a file changed on the server is fetched again); a \
             partial file continues with If-Range. A live playlist is recorded (reloaded every target \
             duration) until ENDLIST, --live-duration or Ctrl-C, and left as VOD. A segment that still \
@@ -66,6 +69,10 @@ struct DownloadCommand: ParsableCommand {
         connectionsHelp: "HLS: transfers at once (default 8). A file: range connections (default 1, one request).",
         offersCodecFilter: true)
     @OptionGroup var segmentFilter: SegmentFilterOptions
+    @Option(
+        name: "subs-format", valueName: "format",
+        help: "HLS: also merge each WebVTT subtitle rendition into one file, vtt or srt, beside its folder.")
+    var subsFormat: SubtitleFormat?
     @Flag(help: "Store AES-128 segments decrypted and drop their keys (SAMPLE-AES stays encrypted).")
     var decrypt = false
     @Flag(help: "Mark segments that still fail after retries as gaps and go on (exit code 2).")
