@@ -36,7 +36,7 @@ public enum PackageSubtitles {
             let folder = directory.appendingPathComponent(rendition.folder, isDirectory: true)
             let merged: WebVTTFile
             do {
-                merged = WebVTTMerge.merge(try segments(in: folder))
+                merged = try self.merged(folder: folder)
             } catch {
                 outcomes.append(Outcome(folder: rendition.folder, file: nil, cues: 0, problem: error.description))
                 continue
@@ -47,6 +47,13 @@ public enum PackageSubtitles {
             outcomes.append(Outcome(folder: rendition.folder, file: file, cues: merged.cues.count, problem: nil))
         }
         return outcomes
+    }
+
+    /// The subtitle rendition in `folder` (its playlist and WebVTT segments) merged into one file.
+    ///
+    /// - Throws: ``WebVTTFile/ParseError`` when the playlist is missing or a segment is not WebVTT.
+    public static func merged(folder: URL) throws(WebVTTFile.ParseError) -> WebVTTFile {
+        WebVTTMerge.merge(try segments(in: folder))
     }
 
     /// The WebVTT segments the rendition's playlist in `folder` lists, in order.
