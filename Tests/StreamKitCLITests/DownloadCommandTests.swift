@@ -33,19 +33,22 @@ import Testing
                 through `streamkit serve` from its first segments on, while it downloads: until
                 it completes, its playlists are EVENT playlists of the segments in place from
                 the first (players that start such a playlist at its end, as ffplay and mpv do,
-                start at the beginning with -live_start_index 0). Files already in place are
-                never fetched again (resuming an unfinished package checks their ETag with a
-                HEAD each; a file changed on the server is fetched again); a partial file
-                continues with If-Range. A live playlist is recorded (reloaded every target
-                duration) until ENDLIST, --live-duration or Ctrl-C, and left as VOD. A segment
-                that still fails after retries fails the download (exit 1, everything kept);
-                with --skip-broken it becomes a gap (exit 2): left out of the package's
-                playlist, with EXT-X-DISCONTINUITY on the segment after it, so that every player
-                plays on (--gap-tags writes EXT-X-GAP instead, which some players stop at).
-                package.json records the gap: running the same command again fetches it and
-                writes the playlist whole. A playlist that breaks RFC 8216bis in ways players
-                read past is downloaded, its problems printed once as warnings with their line
-                numbers; --strict refuses it.
+                start at the beginning with -live_start_index 0). With --subs-format, each
+                WebVTT subtitle rendition is also merged into one file next to its folder once
+                the package is complete (subtitles-eng.vtt or .srt), its times counted from the
+                start of the media (X-TIMESTAMP-MAP honoured); the playlists stay as they are.
+                Files already in place are never fetched again (resuming an unfinished package
+                checks their ETag with a HEAD each; a file changed on the server is fetched
+                again); a partial file continues with If-Range. A live playlist is recorded
+                (reloaded every target duration) until ENDLIST, --live-duration or Ctrl-C, and
+                left as VOD. A segment that still fails after retries fails the download (exit
+                1, everything kept); with --skip-broken it becomes a gap (exit 2): left out of
+                the package's playlist, with EXT-X-DISCONTINUITY on the segment after it, so
+                that every player plays on (--gap-tags writes EXT-X-GAP instead, which some
+                players stop at). package.json records the gap: running the same command again
+                fetches it and writes the playlist whole. A playlist that breaks RFC 8216bis in
+                ways players read past is downloaded, its problems printed once as warnings with
+                their line numbers; --strict refuses it.
                 Any other URL is downloaded as a file: partial data in FILE.streamkit-partial,
                 its validator in that file's attributes. Ctrl-C stops cleanly and exits 130 (a
                 live recording is finished instead and exits 0). Play a package with `streamkit
@@ -57,10 +60,11 @@ import Testing
 
                 USAGE: streamkit download <url> [--output <path>] [--variant <variant>]
                        [--codec <codecs>] [--audio <audio>] [--subs <subs>] [--connections <n>]
-                       [--section <start-end> ...] [--exclude-segments <regex> ...] [--decrypt]
-                       [--skip-broken] [--gap-tags] [--strict] [--limit-rate <rate>]
-                       [--header <header> ...] [--live-duration <seconds>]
-                       [--max-segments <count>] [--home <dir>] [--retries <count>] [--json]
+                       [--section <start-end> ...] [--exclude-segments <regex> ...]
+                       [--subs-format <format>] [--decrypt] [--skip-broken] [--gap-tags]
+                       [--strict] [--limit-rate <rate>] [--header <header> ...]
+                       [--live-duration <seconds>] [--max-segments <count>] [--home <dir>]
+                       [--retries <count>] [--json]
 
                 ARGUMENTS:
                   <url>                   The http or https URL to download.
@@ -85,6 +89,8 @@ import Testing
                   --exclude-segments <regex>
                                           HLS: leave out segments whose URL matches this regular
                                           expression (ads); repeatable.
+                  --subs-format <format>  HLS: also merge each WebVTT subtitle rendition into
+                                          one file, vtt or srt, beside its folder.
                   --decrypt               Store AES-128 segments decrypted and drop their keys
                                           (SAMPLE-AES stays encrypted).
                   --skip-broken           Mark segments that still fail after retries as gaps

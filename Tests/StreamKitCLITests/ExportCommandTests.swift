@@ -43,6 +43,19 @@ import Testing
         return streams.map { "\($0["codec_type"] ?? "?"):\($0["nb_read_frames"] ?? "?")" }.sorted()
     }
 
+    /// `type:codec:language` per stream, in stream order.
+    private func languages(_ path: String) async throws -> [String] {
+        let output = try await Tool.ffprobe.run([
+            "-v", "error", "-show_entries", "stream=codec_type,codec_name:stream_tags=language", "-of", "json", path,
+        ])
+        let object = try JSONSerialization.jsonObject(with: Data(output.standardOutput.utf8)) as? [String: Any]
+        let streams = object?["streams"] as? [[String: Any]] ?? []
+        return streams.map { stream in
+            let language = (stream["tags"] as? [String: Any])?["language"] as? String ?? ""
+            return "\(stream["codec_type"] ?? "?"):\(stream["codec_name"] ?? "?"):\(language == "und" ? "" : language)"
+        }
+    }
+
     private func originFrames(_ nginx: Nginx, _ path: String) async throws -> [String] {
         try await frames(nginx.url(path).absoluteString)
     }
@@ -211,6 +224,22 @@ import Testing
         #expect(
             streams.filter { $0.hasPrefix("audio:") }.count == 2 && streams.filter { $0.hasPrefix("video:") }.count == 1
         )
+        // Every audio language and the subtitles, with their languages, in .mp4 and .mkv.
+        for (name, subtitleCodec) in [("master.mp4", "mov_text"), ("master.mkv", "subrip")] {
+            let file = directory.appendingPathComponent(name)
+            let (code, _, error) = await run(["export", master.id, file.path, "--home", master.home.path])
+            #expect(code == .success, "\(error)")
+            #expect(
+                try await languages(file.path)
+                    == ["video:h264:", "audio:aac:eng", "audio:aac:fra", "subtitle:\(subtitleCodec):eng"], "\(name)")
+        }
+        let subtitleText = try await Tool.ffmpeg.run(
+            [
+                "-nostdin", "-v", "error", "-i", directory.appendingPathComponent("master.mkv").path, "-map", "0:s:0",
+                "-f", "srt", "-",
+            ])
+        #expect(subtitleText.standardOutput.components(separatedBy: " --> ").count - 1 == 10, "\(subtitleText)")
+        #expect(subtitleText.standardOutput.hasPrefix("1\n00:00:00,000 --> 00:00:01,000\nSecond 1\n"))
         let videoOnly = directory.appendingPathComponent("video-only.ts")
         let (partial, _, warning) = await run(
             ["export", master.id, videoOnly.path, "--home", master.home.path], environment: ["PATH": "/nonexistent"])
@@ -223,7 +252,7 @@ import Testing
         let home = try TestRun.makeTemporaryDirectory("export-home")
         let (missing, _, error) = await run(["export", "0123456789abcdef", "/tmp/x.ts", "--home", home.path])
         #expect(missing == .failure && error.contains("library/0123456789abcdef/index.m3u8: no such file"), "\(error)")
-        let (usage, _, usageError) = await run(["export", "0123456789abcdef", "out.mkv"])
-        #expect(usage == .usage && usageError.hasPrefix("error: <output> must end in .ts or .mp4, got 'out.mkv'"))
+        let (usage, _, usageError) = await run(["export", "0123456789abcdef", "out.avi"])
+        #expect(usage == .usage && usageError.hasPrefix("error: <output> must end in .ts, .mp4 or .mkv, got 'out.avi'"))
     }
 }

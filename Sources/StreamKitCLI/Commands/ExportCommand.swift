@@ -1,20 +1,22 @@
 import Foundation
 import StreamKitDownloads
 
-/// `streamkit export ID-or-DIR OUT.ts|OUT.mp4`: a downloaded package as one file.
+/// `streamkit export ID-or-DIR OUT.ts|OUT.mp4|OUT.mkv`: a downloaded package as one file.
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Write a downloaded HLS package as one .ts or .mp4 file.",
+        abstract: "Write a downloaded HLS package as one .ts, .mp4 or .mkv file.",
         discussion: """
             Concatenates the package's main rendition, one segment at a time (AES-128 segments are \
             decrypted on the way, gaps left out); fragmented MP4 becomes the init section followed by \
             every fragment. Needs no ffmpeg when the output's container is the segments' own (.ts for \
             transport stream segments, .mp4 for fragmented MP4). Remuxing (.mp4 from transport stream \
-            segments, .ts from fragmented MP4) and adding alternative audio renditions call ffmpeg \
-            when it is installed (stream copy, no re-encoding); without it, those renditions are left \
-            out with a warning. Subtitles are not exported. The package is found by its id in the \
-            library ($STREAMKIT_HOME/library/ID) or by its folder.
+            segments, .ts from fragmented MP4, any .mkv) and adding alternative audio renditions and \
+            subtitles call ffmpeg when it is installed (stream copy, no re-encoding): every audio \
+            rendition of the package with its language, and every subtitle rendition, merged, with its \
+            language (mov_text in .mp4, SubRip in .mkv; .ts holds none). Without ffmpeg, those \
+            renditions are left out with a warning. The package is found by its id in the library \
+            ($STREAMKIT_HOME/library/ID) or by its folder.
             """,
         examples: [
             .init("Export a package from the library", "streamkit export 3f2a9c1b7d4e5f60 talk.ts"),
@@ -24,7 +26,7 @@ struct ExportCommand: ParsableCommand {
 
     @Argument(valueName: "package", help: "The package id in the library, or the package folder.")
     var package: String
-    @Argument(valueName: "output", help: "The file to write: .ts or .mp4.") var output: String
+    @Argument(valueName: "output", help: "The file to write: .ts, .mp4 or .mkv.") var output: String
     @OptionGroup var home: HomeOptions
     @OptionGroup var format = JSONOutputOptions(help: "Print progress and the result as JSON lines on standard output.")
 
@@ -32,8 +34,8 @@ struct ExportCommand: ParsableCommand {
 
     mutating func validate() throws {
         let lower = output.lowercased()
-        guard lower.hasSuffix(".ts") || lower.hasSuffix(".mp4") else {
-            throw ValidationError("<output> must end in .ts or .mp4, got '\(output)'")
+        guard lower.hasSuffix(".ts") || lower.hasSuffix(".mp4") || lower.hasSuffix(".mkv") else {
+            throw ValidationError("<output> must end in .ts, .mp4 or .mkv, got '\(output)'")
         }
     }
 
@@ -47,7 +49,11 @@ struct ExportCommand: ParsableCommand {
             throw ExitCode.failure
         }
         let destination = URL(fileURLWithPath: output)
-        let wanted: SegmentContainer = output.lowercased().hasSuffix(".mp4") ? .fragmentedMP4 : .transportStream
+        let lower = output.lowercased()
+        let matroska = lower.hasSuffix(".mkv")
+        let wanted: SegmentContainer = lower.hasSuffix(".mp4") ? .fragmentedMP4 : .transportStream
+        // MPEG-TS output holds no text subtitles.
+        let subtitles = lower.hasSuffix(".ts") ? [] : source.subtitles
         let container = PackageExporter.container(of: source.main, in: source)
         let ffmpeg = ExternalTool.find("ffmpeg", environment: context.environment)
         let printer = ProgressPrinter(context: context, json: format.json)
@@ -66,14 +72,14 @@ struct ExportCommand: ParsableCommand {
         }
         do {
             var note = ""
-            if container == wanted && (source.audio.isEmpty || ffmpeg == nil) {
+            if !matroska && container == wanted && ((source.audio.isEmpty && subtitles.isEmpty) || ffmpeg == nil) {
                 try PackageExporter.concatenate(
                     source.main, of: source, to: destination, progress: progress(source.main.folder))
-                if !source.audio.isEmpty {
-                    note = "; alternative audio renditions left out (ffmpeg is not installed)"
+                let leftOut = (source.audio + subtitles).map(\.folder)
+                if !leftOut.isEmpty {
+                    note = "; alternative renditions left out (ffmpeg is not installed)"
                     context.writeError(
-                        "warning: \(source.audio.map(\.folder).joined(separator: ", ")) not exported: adding them "
-                            + "needs ffmpeg\n")
+                        "warning: \(leftOut.joined(separator: ", ")) not exported: adding them needs ffmpeg\n")
                 }
             } else {
                 guard let ffmpeg else {
@@ -92,12 +98,16 @@ struct ExportCommand: ParsableCommand {
                     try PackageExporter.concatenate(
                         rendition, of: source, to: input, progress: progress(rendition.folder))
                 }
-                var arguments = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"]
-                for input in inputs { arguments += ["-i", input.path] }
-                arguments += ["-map", "0:v?", "-map", "0:a?"]
-                for index in inputs.indices.dropFirst() { arguments += ["-map", "\(index):a"] }
-                arguments += ["-c", "copy", destination.path]
-                try await Self.runProcess(ffmpeg, arguments)
+                for rendition in subtitles {
+                    let input = URL(fileURLWithPath: output + ".streamkit-part\(inputs.count).vtt")
+                    inputs.append(input)
+                    try Self.writeMergedSubtitles(rendition, of: directory, to: input)
+                }
+                try await Self.runProcess(
+                    ffmpeg,
+                    Self.muxArguments(
+                        inputs: inputs, audio: source.audio, subtitles: subtitles, matroska: matroska,
+                        destination: destination))
                 note = "; remuxed with ffmpeg"
             }
             let size =
@@ -129,6 +139,44 @@ struct ExportCommand: ParsableCommand {
         }
         let library = StreamKitHome.library(in: home.path(context))
         return URL(fileURLWithPath: library, isDirectory: true).appendingPathComponent(package, isDirectory: true)
+    }
+
+    /// ffmpeg's arguments: the main rendition's video, then the alternative audio renditions with
+    /// their languages (first, so that their output indices are known), then the main rendition's
+    /// own audio, then the subtitles with their languages; streams copied, subtitles converted to
+    /// what the container holds.
+    static func muxArguments(
+        inputs: [URL], audio: [HLSPackage.Rendition], subtitles: [HLSPackage.Rendition], matroska: Bool,
+        destination: URL
+    ) -> [String] {
+        var arguments = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"]
+        for input in inputs { arguments += ["-i", input.path] }
+        arguments += ["-map", "0:v?"]
+        for index in audio.indices { arguments += ["-map", "\(index + 1):a"] }
+        arguments += ["-map", "0:a?"]
+        for index in subtitles.indices { arguments += ["-map", "\(audio.count + 1 + index):s"] }
+        arguments += ["-c", "copy"]
+        if !subtitles.isEmpty { arguments += ["-c:s", matroska ? "srt" : "mov_text"] }
+        for (index, rendition) in audio.enumerated() {
+            if let language = rendition.language { arguments += ["-metadata:s:a:\(index)", "language=\(language)"] }
+        }
+        for (index, rendition) in subtitles.enumerated() {
+            if let language = rendition.language { arguments += ["-metadata:s:s:\(index)", "language=\(language)"] }
+        }
+        return arguments + [destination.path]
+    }
+
+    /// A subtitle rendition merged into one WebVTT file for ffmpeg to read.
+    static func writeMergedSubtitles(
+        _ rendition: HLSPackage.Rendition, of directory: URL, to file: URL
+    ) throws(PackageExportError) {
+        do {
+            let merged = try PackageSubtitles.merged(
+                folder: directory.appendingPathComponent(rendition.folder, isDirectory: true))
+            try Data(merged.serialized().utf8).write(to: file)
+        } catch {
+            throw PackageExportError("subtitles \(rendition.folder) cannot be merged: \(error)")
+        }
     }
 
     /// Runs ffmpeg; a failure names its arguments and what it printed.

@@ -38,7 +38,7 @@ extension DownloadCommand {
                 connections: selection.connections ?? 8,
                 headers: headers, location: inLibrary ? nil : directory.standardizedFileURL.path),
             queue: queue, client: client, context: context)
-        try await HLSDownloadRun(context: context, json: format.json, inLibrary: inLibrary).run(
+        try await HLSDownloadRun(context: context, json: format.json, inLibrary: inLibrary, subtitles: subsFormat).run(
             job, client: client, task: task)
     }
 }

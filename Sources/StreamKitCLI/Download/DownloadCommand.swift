@@ -21,7 +21,11 @@ struct DownloadCommand: ParsableCommand {
             the same package; -o DIR puts it in DIR. The package plays through `streamkit serve` from its \
             first segments on, while it downloads: until it completes, its playlists are EVENT \
             playlists of the segments in place from the first (players that start such a playlist at \
-            its end, as ffplay and mpv do, start at the beginning with -live_start_index 0). Files already in place are never fetched again (resuming an unfinished package \
+            its end, as ffplay and mpv do, start at the beginning with -live_start_index 0). With \
+            --subs-format, each WebVTT subtitle rendition is also merged into one file next to its \
+            folder once the package is complete (subtitles-eng.vtt or .srt), its times counted from \
+            the start of the media (X-TIMESTAMP-MAP honoured); the playlists stay as they are. Files \
+            already in place are never fetched again (resuming an unfinished package \
             checks their ETag with a HEAD each; a file changed on the server is fetched again); a \
             partial file continues with If-Range. A live playlist is recorded (reloaded every target \
             duration) until ENDLIST, --live-duration or Ctrl-C, and left as VOD. A segment that still \
@@ -69,6 +73,10 @@ struct DownloadCommand: ParsableCommand {
         connectionsHelp: "HLS: transfers at once (default 8). A file: range connections (default 1, one request).",
         offersCodecFilter: true)
     @OptionGroup var segmentFilter: SegmentFilterOptions
+    @Option(
+        name: "subs-format", valueName: "format",
+        help: "HLS: also merge each WebVTT subtitle rendition into one file, vtt or srt, beside its folder.")
+    var subsFormat: SubtitleFormat?
     @Flag(help: "Store AES-128 segments decrypted and drop their keys (SAMPLE-AES stays encrypted).")
     var decrypt = false
     @Flag(help: "Mark segments that still fail after retries as gaps and go on (exit code 2).")

@@ -12,6 +12,8 @@ struct HLSDownloadRun {
     let json: Bool
     /// Whether the package is in the library (then the result names its `streamkit serve` URL).
     let inLibrary: Bool
+    /// The format of the merged subtitle files, when they are asked for (`--subs-format`).
+    var subtitles: SubtitleFormat? = nil
 
     /// Runs `job` as the queue's foreground `task`, which gets its progress and its end.
     func run(_ job: HLSDownloadJob, client: HTTPClient, task: DownloadForegroundTask) async throws {
@@ -42,8 +44,12 @@ struct HLSDownloadRun {
             let result = try await download.result()
             await events.value
             await client.shutdown()
+            // A post-step over the complete package: the engine's playlists stay as they are.
+            let merged = try subtitles.map { format throws(HLSDownloadError) in
+                try PackageSubtitles.write(in: result.directory, format: format)
+            }
             await task.finish(.succeeded(bytes: result.bytes))
-            reporter.completed(result, elapsed: started.duration(to: .now))
+            reporter.completed(result, elapsed: started.duration(to: .now), subtitles: merged ?? [])
             if result.status == .completeWithGaps { throw ExitCode.finishedWithGaps }
         } catch let error as HLSDownloadError {
             await events.value
@@ -217,9 +223,18 @@ final class HLSDownloadReporter: Sendable {
             files: .init(done: progress.filesDone, total: progress.filesTotal), note: note)
     }
 
-    func completed(_ result: HLSDownloadResult, elapsed: Duration) {
+    func completed(_ result: HLSDownloadResult, elapsed: Duration, subtitles: [PackageSubtitles.Outcome] = []) {
         let seconds = max(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, 1e-3)
         if json {
+            for outcome in subtitles {
+                var fields: [String: JSONValue] = [
+                    "event": .string("subtitles"), "rendition": .string(outcome.folder),
+                    "cues": .number(Double(outcome.cues)),
+                ]
+                if let file = outcome.file { fields["path"] = .string(file.path) }
+                if let problem = outcome.problem { fields["error"] = .string(problem) }
+                emit(fields)
+            }
             emit([
                 "event": .string("result"),
                 "status": .string(result.status == .complete ? "completed" : "completedWithGaps"),
@@ -246,6 +261,13 @@ final class HLSDownloadReporter: Sendable {
                     + "http://127.0.0.1:12345/library/\(result.id)/index.m3u8\n")
         } else {
             context.write("Play it offline: \(result.indexFile.path)\n")
+        }
+        for outcome in subtitles {
+            if let file = outcome.file {
+                context.write("Subtitles \(outcome.folder): \(file.path) (\(outcome.cues) cues)\n")
+            } else {
+                context.writeError("warning: subtitles \(outcome.folder) not merged: \(outcome.problem ?? "")\n")
+            }
         }
         for gap in result.gaps { context.writeError("gap: \(gap.path) (\(gap.url)): \(gap.reason)\n") }
     }

@@ -63,3 +63,9 @@ extension DownloadFileType: ExpressibleByArgument {
         "\(name) must be video or audio, got '\(argument)'"
     }
 }
+
+extension SubtitleFormat: ExpressibleByArgument {
+    public static func invalidValueMessage(_ argument: String, for name: String) -> String {
+        "\(name) must be vtt or srt, got '\(argument)'"
+    }
+}
