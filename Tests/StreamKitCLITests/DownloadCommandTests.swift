@@ -53,7 +53,8 @@ import Testing
 
                 USAGE: streamkit download <url> [--output <path>] [--variant <variant>]
                        [--codec <codecs>] [--audio <audio>] [--subs <subs>] [--connections <n>]
-                       [--decrypt] [--skip-broken] [--gap-tags] [--strict] [--limit-rate <rate>]
+                       [--decrypt] [--key <hex>] [--key-file <uri=file> ...] [--iv <hex>]
+                       [--skip-broken] [--gap-tags] [--strict] [--limit-rate <rate>]
                        [--header <header> ...] [--live-duration <seconds>]
                        [--max-segments <count>] [--home <dir>] [--retries <count>] [--json]
 
@@ -75,6 +76,13 @@ import Testing
                                           connections (default 1, one request).
                   --decrypt               Store AES-128 segments decrypted and drop their keys
                                           (SAMPLE-AES stays encrypted).
+                  --key <hex>             HLS: one AES-128 key (32 hex digits) for every key
+                                          URI; no key is then fetched.
+                  --key-file <uri=file>   HLS: the key of one key URI (absolute, or as the media
+                                          playlist writes it), never fetched: URI=FILE (16 bytes
+                                          or 32 hex digits) or URI=HEX. Repeatable.
+                  --iv <hex>              HLS: the IV (32 hex digits) of every AES-128 key, for
+                                          a wrong or missing IV.
                   --skip-broken           Mark segments that still fail after retries as gaps
                                           and go on (exit code 2).
                   --gap-tags              Write missing segments as EXT-X-GAP instead of leaving

@@ -28,6 +28,7 @@ extension DownloadCommand {
             liveDuration: liveDuration.map { .milliseconds(Int64(($0 * 1000).rounded())) },
             maximumSegments: maxSegments, retry: retry)
         options.strictPlaylists = strict
+        options.userKeys = try keys.userKeys()
         var job = HLSDownloadJob(source: url, selection: hlsSelection, options: options, packageDirectory: directory)
         job.idSalt = queue.idSalt
         // In the library the task's folder is the package id's (the manager's own place for it);
