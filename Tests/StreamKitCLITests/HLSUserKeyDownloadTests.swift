@@ -200,4 +200,41 @@ import Testing
             ours.videoFrames == theirs.videoFrames && ours.audioFrames == theirs.audioFrames, "\(ours) vs \(theirs)")
         await nginx.stop()
     }
+
+    /// `queue add --key-file` then `queue run`: the task downloads with the keys and fetches none;
+    /// the keys are in the task's secrets file only (never in the queue database), and go with it.
+    @Test func queuedTasksKeepTheirKeysAsSecrets() async throws {
+        let fixture = try await Fixtures.shared.fixture(FixtureRecipe(.hlsAES128ExplicitIV))
+        let nginx = try await Nginx.static(root: fixture.directory, forbiddenPaths: ["/key.bin"])
+        let home = try TestRun.makeTemporaryDirectory("user-key-queue").path
+        let hex = Hex.encode(Fixtures.key)
+        let (added, addOutput, addError) = await run([
+            "queue", "add", nginx.url(fixture.recipe.entry).absoluteString, "--kind", "hls", "--start",
+            "--key-file", "key.bin=" + hex, "--iv", Hex.encode(Fixtures.explicitIV), "--home", home,
+        ])
+        #expect(added == .success, "\(addError)")
+        let id = addOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+        let (ran, _, runError) = await run(["queue", "run", "--exit-when-done", "--home", home])
+        #expect(ran == .success, "\(runError)")
+        let (listed, list, _) = await run(["queue", "list", "--json", "--home", home])
+        #expect(listed == .success && list.contains("\"success\""), "\(list)")
+        let asked = try await keyRequests(nginx)
+        #expect(asked.isEmpty, "\(asked)")
+        let package = URL(fileURLWithPath: home).appendingPathComponent("library/\(id)")
+        #expect(try Data(contentsOf: package.appendingPathComponent("video/key-0.key")) == Data(Fixtures.key))
+
+        let database = ["", "-wal", "-shm"].compactMap {
+            FileManager.default.contents(atPath: home + "/queue.sqlite" + $0)
+        }
+        .map { String(decoding: $0, as: UTF8.self) }.joined()
+        #expect(!database.isEmpty && !database.lowercased().contains(hex.lowercased()))
+        let secrets = home + "/secrets/\(id).json"
+        let stored = try String(contentsOf: URL(fileURLWithPath: secrets), encoding: .utf8)
+        #expect(stored.contains(hex) && stored.contains("key.bin"))
+        let mode = try FileManager.default.attributesOfItem(atPath: secrets)[.posixPermissions] as? NSNumber
+        #expect(mode?.intValue == 0o600)
+        #expect(await run(["queue", "remove", id, "--home", home]).code == .success)
+        #expect(!FileManager.default.fileExists(atPath: secrets))
+        await nginx.stop()
+    }
 }

@@ -126,4 +126,20 @@ import Testing
         #expect(encryptedMap.map?.keys.first?.iv == iv && encryptedMap.keys[0].iv == iv)
         #expect(HLSUserKeys.overridingIV(nil, in: resolved[1]) == resolved[1])
     }
+
+    /// A task's secrets file: the header list alone as before, or with the user keys an object.
+    @Test func secretsFilesKeepKeysBesideHeaders() throws {
+        let lines = ["Cookie: a=b", "Accept: */*"]
+        let keys = HLSUserKeys(
+            key: Self.all, keysByURI: [.init(uri: "k/1.key", key: Self.keyA), .init(uri: "k/2.key", key: Self.keyB)],
+            iv: Self.keyB)
+        let both = try #require(TaskSecrets.decoded(TaskSecrets.encoded(lines, keys: keys)))
+        #expect(both.headers == lines && both.keys == keys)
+        let headersOnly = TaskSecrets.encoded(lines, keys: HLSUserKeys())
+        #expect(try JSONDecoder().decode([String].self, from: headersOnly) == lines)
+        #expect(TaskSecrets.decoded(headersOnly)?.keys == HLSUserKeys())
+        let ivOnly = try #require(TaskSecrets.decoded(TaskSecrets.encoded([], keys: HLSUserKeys(iv: Self.keyA))))
+        #expect(ivOnly.keys == HLSUserKeys(iv: Self.keyA) && ivOnly.headers.isEmpty)
+        #expect(TaskSecrets.decoded(Data("{".utf8)) == nil)
+    }
 }
