@@ -93,10 +93,12 @@ public final class Nginx: Sendable {
     ///     401, so that a test sees that a client sent them.
     ///   - port: The port to listen on, for an origin that comes back where it was; a free one
     ///     when `nil`.
+    ///   - forbiddenPaths: Paths (`/key.bin`) nginx answers 403 for, as a key server that wants a
+    ///     browser session does; the requests still reach the access log.
     /// - Throws: ``TestSupportError`` when nginx is missing or does not start.
     public static func `static`(
         root: URL, limitRatePerConnection: Int? = nil, honourRange: Bool = true, unthrottledHeader: String? = nil,
-        requiredHeaders: [String: String] = [:], port: UInt16? = nil
+        requiredHeaders: [String: String] = [:], port: UInt16? = nil, forbiddenPaths: [String] = []
     ) async throws -> Nginx {
         var location = "root \(root.path);\n"
         for (name, value) in requiredHeaders.sorted(by: { $0.key < $1.key }) {
@@ -114,6 +116,7 @@ public final class Nginx: Sendable {
         }
         if !honourRange { location += "            max_ranges 0;\n" }
         let locationBlock = location
+        let forbiddenBlocks = forbiddenPaths.map { "location = \($0) { return 403; }" }.joined(separator: "\n")
         return try await launch(name: "nginx-static", tool: .nginx, modules: "", rtmp: nil, port: port) {
             directory, port in
             """
@@ -122,6 +125,7 @@ public final class Nginx: Sendable {
                     location / {
                         \(locationBlock)
                     }
+                    \(forbiddenBlocks)
                 }
             """
         }

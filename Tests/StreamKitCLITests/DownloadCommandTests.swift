@@ -61,7 +61,8 @@ import Testing
                 USAGE: streamkit download <url> [--output <path>] [--variant <variant>]
                        [--codec <codecs>] [--audio <audio>] [--subs <subs>] [--connections <n>]
                        [--section <start-end> ...] [--exclude-segments <regex> ...]
-                       [--subs-format <format>] [--decrypt] [--skip-broken] [--gap-tags]
+                       [--subs-format <format>] [--decrypt] [--key <hex>]
+                       [--key-file <uri=file> ...] [--iv <hex>] [--skip-broken] [--gap-tags]
                        [--strict] [--limit-rate <rate>] [--header <header> ...]
                        [--live-duration <seconds>] [--max-segments <count>] [--home <dir>]
                        [--retries <count>] [--json]
@@ -93,6 +94,13 @@ import Testing
                                           one file, vtt or srt, beside its folder.
                   --decrypt               Store AES-128 segments decrypted and drop their keys
                                           (SAMPLE-AES stays encrypted).
+                  --key <hex>             HLS: one AES-128 key (32 hex digits) for every key
+                                          URI; no key is then fetched.
+                  --key-file <uri=file>   HLS: the key of one key URI (absolute, or as the media
+                                          playlist writes it), never fetched: URI=FILE (16 bytes
+                                          or 32 hex digits) or URI=HEX. Repeatable.
+                  --iv <hex>              HLS: the IV (32 hex digits) of every AES-128 key, for
+                                          a wrong or missing IV.
                   --skip-broken           Mark segments that still fail after retries as gaps
                                           and go on (exit code 2).
                   --gap-tags              Write missing segments as EXT-X-GAP instead of leaving

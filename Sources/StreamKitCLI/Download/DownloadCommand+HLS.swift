@@ -28,16 +28,19 @@ extension DownloadCommand {
             liveDuration: liveDuration.map { .milliseconds(Int64(($0 * 1000).rounded())) },
             maximumSegments: maxSegments, retry: retry)
         options.strictPlaylists = strict
+        let userKeys = try keys.userKeys()
+        options.userKeys = userKeys
         var job = HLSDownloadJob(source: url, selection: hlsSelection, options: options, packageDirectory: directory)
         job.idSalt = queue.idSalt
         // In the library the task's folder is the package id's (the manager's own place for it);
         // -o DIR is a place of the user's.
-        let task = try await begin(
-            DownloadRequest(
-                url: url, kind: .hls, selection: hlsSelection, decrypt: decrypt,
-                connections: selection.connections ?? 8,
-                headers: headers, location: inLibrary ? nil : directory.standardizedFileURL.path),
-            queue: queue, client: client, context: context)
+        var request = DownloadRequest(
+            url: url, kind: .hls, selection: hlsSelection, decrypt: decrypt,
+            connections: selection.connections ?? 8,
+            headers: headers, location: inLibrary ? nil : directory.standardizedFileURL.path)
+        // Kept in the task's secrets file, so that `queue run` can finish the task with them.
+        request.userKeys = userKeys
+        let task = try await begin(request, queue: queue, client: client, context: context)
         try await HLSDownloadRun(context: context, json: format.json, inLibrary: inLibrary, subtitles: subsFormat).run(
             job, client: client, task: task)
     }

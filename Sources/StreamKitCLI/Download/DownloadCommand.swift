@@ -79,6 +79,7 @@ struct DownloadCommand: ParsableCommand {
     var subsFormat: SubtitleFormat?
     @Flag(help: "Store AES-128 segments decrypted and drop their keys (SAMPLE-AES stays encrypted).")
     var decrypt = false
+    @OptionGroup var keys: KeyOptions
     @Flag(help: "Mark segments that still fail after retries as gaps and go on (exit code 2).")
     var skipBroken = false
     @Flag(help: "Write missing segments as EXT-X-GAP instead of leaving them out (some players stop at it).")

@@ -155,6 +155,15 @@ final class HLSDownloadReporter: Sendable {
                 return
             }
             display.message(warnings.map { "warning: \(url): line \($0.line): \($0.reason)\n" }.joined())
+        case .userKeyUnused(let uri):
+            if json {
+                // No uri: a key for every URI (--key), and the playlists name no key.
+                emit(["event": .string("unusedKey")].merging(uri.map { ["uri": .string($0)] } ?? [:]) { $1 })
+                return
+            }
+            display.message(
+                uri.map { "warning: a key was given for \($0), which no playlist names; it is not used\n" }
+                    ?? "warning: --key was given, but the playlists name no key; it is not used\n")
         case .recorded(let rendition, let count, let seconds):
             if json {
                 emit([

@@ -31,6 +31,7 @@ struct QueueAddCommand: ParsableCommand {
         offersCodecFilter: false)
     @OptionGroup var segmentFilter: SegmentFilterOptions
     @Flag(help: "Store AES-128 segments decrypted.") var decrypt = false
+    @OptionGroup var keys: KeyOptions
     @Option(valueName: "type", help: "video or audio.") var type = DownloadFileType.video
     @Option(valueName: "url", help: "A cover image URL.") var thumbnail: String?
     @OptionGroup var headers: HeaderOptions
@@ -79,12 +80,14 @@ struct QueueAddCommand: ParsableCommand {
                 await SourceProbe.isHLS(url, client: client, headers: requestHeaders, retry: .default) ? .hls : .file
             await client.shutdown()
         }
-        let request = DownloadRequest(
+        var request = DownloadRequest(
             url: url, kind: resolvedKind ?? .file,
             selection: segmentFilter.applied(to: selection.hlsSelection), decrypt: decrypt, fileType: type,
             title: title,
             thumbnailURL: thumbnail, connections: selection.connections, headers: requestHeaders,
             exportPath: export.map { URL(fileURLWithPath: $0).standardizedFileURL.path })
+        // Kept only in the task's secrets file, like credential headers.
+        request.userKeys = try keys.userKeys()
         let answer = try await QueueAccess.perform(
             .add(request, autoStart: start ? true : nil), home: home, context: context)
         if let error = answer.error {

@@ -174,9 +174,10 @@ extension HLSDownloadEngine {
         }
     }
 
-    /// Fetches (or reads back) one key file.
+    /// Fetches (or reads back) one key file; one the user gave a key for is never fetched.
     private func fetchKey(_ index: Int, _ file: PlannedFile, _ fileState: FileState) async throws(HLSDownloadError) {
         if state.withLock({ $0.keys[file.path] != nil }) { return }
+        if let given = userKey(for: file) { return try placeUserKey(given, index, file) }
         let finalPath = path(file.path)
         if fileState.isDone, let data = FileManager.default.contents(atPath: finalPath), data.count == 16 {
             state.withLock { $0.keys[file.path] = Array(data) }

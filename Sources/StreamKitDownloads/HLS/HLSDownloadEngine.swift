@@ -31,6 +31,8 @@ struct EngineState: Sendable {
     var books: HLSDownloadBookkeeping
     /// Key files removed at the end of a `--decrypt` download: no longer on disk, not listed.
     var removedKeys: Set<String> = []
+    /// Key files put in place from keys the user gave (``HLSUserKeys``), not fetched.
+    var userKeyPaths: Set<String> = []
     /// Playlist URLs whose warnings were reported.
     var warnedPlaylists: Set<String> = []
     /// The playlists of the completed head while the transfer runs.
@@ -78,10 +80,15 @@ final class HLSDownloadEngine: Sendable {
         do throws(HLSDownloadError) {
             try await setUp(existing: existing)
             planned = true
+            // A live playlist may name the key later: its unused keys are told at the end.
+            let live = state.withLock { $0.live }
+            if !live { reportUnusedUserKeys() }
             try await fetchPendingKeys()
             try await transfer()
+            if live { reportUnusedUserKeys() }
             return try finish()
         } catch {
+            let error = explainingUserKey(error)
             if planned {
                 let status: PackageStatus = error.kind == .cancelled ? .interrupted : .failed
                 try? saveManifest(status: status, error: error.kind == .cancelled ? nil : error.description)
@@ -211,7 +218,7 @@ final class HLSDownloadEngine: Sendable {
             for (index, (selected, media, url)) in chosen.enumerated() {
                 let planner = RenditionPlanner(
                     rendition: index, folder: selected.folder, role: selected.role, decrypt: options.decrypt,
-                    sharesRangedFiles: !live)
+                    sharesRangedFiles: !live, iv: options.userKeys.iv)
                 state.renditions.append(
                     RenditionState(selected: selected, header: MediaPlaylistHeader(media), planner: planner))
                 state.books.renditionPlanned(priorBytesPerSecond: selected.bandwidth.map { Double($0) / 8 })
@@ -286,7 +293,7 @@ final class HLSDownloadEngine: Sendable {
                     name: record.name, language: record.language, bandwidth: record.bandwidth)
                 let planner = RenditionPlanner(
                     rendition: index, folder: record.folder, role: role, decrypt: manifest.decrypt,
-                    sharesRangedFiles: !manifest.live)
+                    sharesRangedFiles: !manifest.live, iv: options.userKeys.iv)
                 var rendition = RenditionState(selected: selected, header: MediaPlaylistHeader(media), planner: planner)
                 rendition.ended = !manifest.live || record.ended
                 state.renditions.append(rendition)

@@ -51,6 +51,10 @@ public enum HLSDownloadEvent: Hashable, Sendable {
     /// A playlist breaks RFC 8216bis in ways a lenient read goes past (docs/CLI.md, "How playlists are read"):
     /// reported once per playlist URL, the first time it is read with warnings.
     case playlistWarnings(url: String, warnings: [PlaylistDiagnostic])
+    /// A key given by the user (``HLSUserKeys``) is for a key URI no playlist names (`uri`), or,
+    /// when `uri` is `nil`, a key for every URI was given and the playlists name no key. Reported
+    /// once planned (at the end for a live recording); the download goes on.
+    case userKeyUnused(uri: String?)
     /// A live playlist was reloaded and gave new segments.
     case recorded(rendition: String, newSegments: Int, recordedSeconds: Double)
 }

@@ -118,6 +118,9 @@ public struct HLSDownloadOptions: Hashable, Sendable {
     /// Refuse a playlist with any violation of RFC 8216bis (`--strict`). Without it, a playlist is read as
     /// players read it, and what it breaks is reported once per playlist (``HLSDownloadEvent/playlistWarnings(url:warnings:)``).
     public var strictPlaylists = false
+    /// Keys and an IV given by the user (`--key`, `--key-file`, `--iv`): a key file they cover is
+    /// never fetched. They do not change the package id.
+    public var userKeys = HLSUserKeys()
 
     /// Creates options; the defaults are those of `streamkit download`.
     public init(

@@ -94,6 +94,8 @@ struct RenditionPlanner: Sendable {
     /// Whether byte ranges of one resource share one local file (VOD without `--decrypt`); otherwise
     /// each ranged segment is a file of its own.
     let sharesRangedFiles: Bool
+    /// The IV of every AES-128 key, given by the user (``HLSUserKeys/iv``).
+    let iv: [UInt8]?
 
     private var keyPaths: [String: String] = [:]
     private var wholeFiles: [String: String] = [:]
@@ -106,12 +108,16 @@ struct RenditionPlanner: Sendable {
     /// The next local media sequence number.
     private(set) var nextLocalSequence: UInt64?
 
-    init(rendition: Int, folder: String, role: RenditionRole, decrypt: Bool, sharesRangedFiles: Bool) {
+    init(
+        rendition: Int, folder: String, role: RenditionRole, decrypt: Bool, sharesRangedFiles: Bool,
+        iv: [UInt8]? = nil
+    ) {
         self.rendition = rendition
         self.folder = folder
         self.role = role
         self.decrypt = decrypt
         self.sharesRangedFiles = sharesRangedFiles
+        self.iv = iv
     }
 
     /// Plans `entries` (segments in playlist order, following whatever was planned before).
@@ -142,7 +148,7 @@ struct RenditionPlanner: Sendable {
         }
 
         for (position, (segment, original)) in entries.enumerated() {
-            let resolved = Self.normalized(original)
+            let resolved = HLSUserKeys.overridingIV(iv, in: Self.normalized(original))
             let localSequence = nextLocalSequence ?? resolved.mediaSequence
             nextLocalSequence = localSequence &+ 1
             if position < exclusions.count, let exclusion = exclusions[position] {

@@ -120,7 +120,7 @@ extension DownloadManager {
                 let runner = HLSTaskRunner(
                     info: info, client: client, retry: configuration.hlsRetry,
                     policy: DownloadFailurePolicy(configuration.fileOptions), idSalt: idSalt,
-                    headers: try requestHeaders(of: info))
+                    headers: try requestHeaders(of: info), userKeys: userKeys(ofTask: info.id))
                 try await runner.run(progress: progress, postProcessing: { stepSink.yield($0) })
             }
         } catch {

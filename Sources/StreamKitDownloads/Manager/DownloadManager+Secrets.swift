@@ -12,11 +12,18 @@ extension DownloadManager {
         TaskSecrets.headers(try TaskSecrets.requestLines(stored: info.headers, directory: directory, id: info.id))
     }
 
-    /// The header lines of a new task `id` as the index stores them; credentials among `lines` go
-    /// to the task's secrets file first.
-    func storedHeaders(_ lines: [String], id: String) throws(DownloadManagerError) -> [String] {
-        guard TaskSecrets.holdsSecrets(lines) else { return lines }
-        try TaskSecrets.write(lines, directory: directory, id: id)
+    /// The user keys of HLS task `id` (none when it has no secrets file).
+    nonisolated func userKeys(ofTask id: String) -> HLSUserKeys {
+        TaskSecrets.readKeys(directory: directory, id: id)
+    }
+
+    /// The header lines of a new task `id` as the index stores them; credentials among `lines`,
+    /// and the task's user keys, go to the task's secrets file first.
+    func storedHeaders(
+        _ lines: [String], keys: HLSUserKeys = HLSUserKeys(), id: String
+    ) throws(DownloadManagerError) -> [String] {
+        guard TaskSecrets.holdsSecrets(lines) || !keys.isEmpty else { return lines }
+        try TaskSecrets.write(lines, keys: keys, directory: directory, id: id)
         return TaskSecrets.masked(lines)
     }
 
@@ -40,7 +47,9 @@ extension DownloadManager {
     func moveSecretsOut(_ info: DownloadTaskInfo) throws(DownloadManagerError) -> DownloadTaskInfo {
         var info = info
         if TaskSecrets.holdsSecrets(info.headers) {
-            try TaskSecrets.write(info.headers, directory: directory, id: info.id)
+            try TaskSecrets.write(
+                info.headers, keys: TaskSecrets.readKeys(directory: directory, id: info.id), directory: directory,
+                id: info.id)
             info.headers = TaskSecrets.masked(info.headers)
             try index.setHeaders(info.headers, id: info.id)
         }

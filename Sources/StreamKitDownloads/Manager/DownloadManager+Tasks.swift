@@ -58,7 +58,10 @@ extension DownloadManager {
             location = chosen
             if request.kind == .file { name = URL(fileURLWithPath: chosen).lastPathComponent }
         }
-        let headers = try storedHeaders(request.headers.map { "\($0.name): \($0.value)" }, id: id)
+        let headers = try storedHeaders(
+            request.headers.map { "\($0.name): \($0.value)" },
+            keys: request.kind == .hls ? request.userKeys : HLSUserKeys(),
+            id: id)
         var info = DownloadTaskInfo(
             id: id, queueID: 0, url: request.url, kind: request.kind,
             selection: request.kind == .hls ? request.selection : nil, decrypt: request.decrypt,

@@ -48,6 +48,9 @@ public struct DownloadRequest: Hashable, Sendable {
     /// progress ``DownloadTaskInfo/postProcessingProgress`` reports. Like ``location``, the file
     /// is the user's: removing the task leaves it.
     public var exportPath: String?
+    /// For HLS: keys given by the user (`--key`, `--key-file`, `--iv`). Secrets: the manager keeps
+    /// them only in the task's secrets file, never in the index or a posted request.
+    public var userKeys = HLSUserKeys()
 
     /// Creates a request.
     public init(
@@ -134,7 +137,9 @@ public struct DownloadTaskInfo: Hashable, Sendable, Codable {
     public var exportPath: String? = nil
 
     /// For HLS tasks, the job that downloads the package.
-    func hlsJob(retry: HTTPClientRetryPolicy, idSalt: String, headers: HTTPHeaders) -> HLSDownloadJob {
+    func hlsJob(
+        retry: HTTPClientRetryPolicy, idSalt: String, headers: HTTPHeaders, userKeys: HLSUserKeys = HLSUserKeys()
+    ) -> HLSDownloadJob {
         var job = HLSDownloadJob(
             source: url, selection: selection ?? HLSSelection(),
             options: HLSDownloadOptions(
@@ -142,6 +147,7 @@ public struct DownloadTaskInfo: Hashable, Sendable, Codable {
                 progressInterval: .milliseconds(100)),
             packageDirectory: URL(fileURLWithPath: location, isDirectory: true))
         job.idSalt = idSalt
+        job.options.userKeys = userKeys
         return job
     }
 

@@ -16,6 +16,8 @@ struct HLSTaskRunner: Sendable {
     let idSalt: String
     /// The task's headers, credentials included.
     let headers: HTTPHeaders
+    /// The task's user keys, from its secrets file.
+    let userKeys: HLSUserKeys
 
     /// Downloads the package, then exports it when the task asks for it.
     ///
@@ -74,7 +76,7 @@ struct HLSTaskRunner: Sendable {
         while true {
             emptyUnplannedFolder()
             let download = HLSDownloader(client: client).start(
-                info.hlsJob(retry: retry, idSalt: idSalt, headers: headers))
+                info.hlsJob(retry: retry, idSalt: idSalt, headers: headers, userKeys: userKeys))
             let done = Mutex<Int64>(0)
             do {
                 try await withTaskCancellationHandler {

@@ -5,7 +5,8 @@ import StreamKitHTTP
 /// Request headers that carry credentials, kept out of the queue database: the index (and a file
 /// task's record) stores such a header as `Name: <hidden>`, and the task's full header list lives
 /// in `secrets/ID.json` of the manager directory (a 0600 file in a 0700 folder), read when the
-/// task runs and deleted with the task.
+/// task runs and deleted with the task. An HLS task's user keys (``HLSUserKeys``) are kept there
+/// too, and nowhere else (TaskSecrets+Keys.swift).
 ///
 /// A header is a credential when its name is `Authorization`, `Proxy-Authorization` or `Cookie`,
 /// or contains `token`, `secret`, `key`, `auth` or `session` (any case).
@@ -40,14 +41,16 @@ enum TaskSecrets {
         directory.appendingPathComponent(folderName).appendingPathComponent(id + ".json").path
     }
 
-    /// Writes the full header list of task `id`, replacing any earlier one.
-    static func write(_ lines: [String], directory: URL, id: String) throws(DownloadManagerError) {
+    /// Writes the full header list of task `id` and its user keys, replacing any earlier ones.
+    static func write(
+        _ lines: [String], keys: HLSUserKeys = HLSUserKeys(), directory: URL, id: String
+    ) throws(DownloadManagerError) {
         let folder = directory.appendingPathComponent(folderName).path
         let file = path(directory: directory, id: id)
         do {
             try PrivateFiles.createDirectory(folder)
             PrivateFiles.restrictDirectory(folder)
-            let data = (try? JSONEncoder().encode(lines)) ?? Data("[]".utf8)
+            let data = encoded(lines, keys: keys)
             try AtomicFile.write(data, to: file, temporarySuffix: ".tmp")
         } catch {
             throw DownloadManagerError(
@@ -58,7 +61,7 @@ enum TaskSecrets {
     /// The full header list of task `id`, or `nil` when it has no secrets file.
     static func read(directory: URL, id: String) -> [String]? {
         guard let data = FileManager.default.contents(atPath: path(directory: directory, id: id)) else { return nil }
-        return try? JSONDecoder().decode([String].self, from: data)
+        return decoded(data)?.headers
     }
 
     /// Deletes the secrets file of task `id`, if any.
@@ -105,13 +108,15 @@ extension TaskSecrets {
     ) throws(DownloadManagerError) -> (DownloadQueueCommand, String?) {
         guard case .add(var request, let autoStart) = command else { return (command, nil) }
         let lines = request.headers.map { "\($0.name): \($0.value)" }
-        guard holdsSecrets(lines) else { return (command, nil) }
+        let keys = request.userKeys
+        guard holdsSecrets(lines) || !keys.isEmpty else { return (command, nil) }
         request.headers = headers(masked(lines))
+        request.userKeys = HLSUserKeys()
         let id = request.taskID(salt: try DownloadIDSalt.load(directory: directory))
         // A task with this id keeps its own credentials; the manager refuses the duplicate.
         let queued = (try? DownloadQueueRemote.tasks(directory: directory).contains { $0.id == id }) ?? false
         guard !queued else { return (.add(request, autoStart: autoStart), nil) }
-        try write(lines, directory: directory, id: id)
+        try write(lines, keys: keys, directory: directory, id: id)
         return (.add(request, autoStart: autoStart), id)
     }
 }
