@@ -11,6 +11,16 @@ struct GrowingPlaylists: Sendable {
     var ready: [Int] = []
     /// `index.m3u8` was written by this run.
     var indexWritten = false
+    /// The prefix last aligned, and what it was aligned from: a tick that changed none of it
+    /// reuses it rather than walk every segment's duration again.
+    var aligned: (inputs: PrefixInputs, prefix: PlayablePrefix)?
+
+    /// What the aligned prefix depends on besides the durations of segments already planned.
+    struct PrefixInputs: Equatable {
+        var ready: [Int]
+        var planned: [Int]
+        var ended: [Bool]
+    }
 }
 
 /// Where a file a segment needs stands, for its playlist.
@@ -97,7 +107,6 @@ extension HLSDownloadEngine {
         if state.growing.ready.count != state.renditions.count {
             state.growing.ready = Array(repeating: 0, count: state.renditions.count)
         }
-        var renditions: [PlayablePrefix.Rendition] = []
         for index in state.renditions.indices {
             let segments = state.renditions[index].segments
             var ready = min(state.growing.ready[index], segments.count)
@@ -105,11 +114,19 @@ extension HLSDownloadEngine {
                 ready += 1
             }
             state.growing.ready[index] = ready
-            renditions.append(
-                PlayablePrefix.Rendition(
-                    durations: segments.map(\.segment.duration), ready: ready, complete: state.renditions[index].ended))
         }
-        return PlayablePrefix.aligned(renditions)
+        let inputs = GrowingPlaylists.PrefixInputs(
+            ready: state.growing.ready, planned: state.renditions.map(\.segments.count),
+            ended: state.renditions.map(\.ended))
+        if let aligned = state.growing.aligned, aligned.inputs == inputs { return aligned.prefix }
+        let prefix = PlayablePrefix.aligned(
+            state.renditions.indices.map { index in
+                PlayablePrefix.Rendition(
+                    durations: state.renditions[index].segments.map(\.segment.duration), ready: inputs.ready[index],
+                    complete: inputs.ended[index])
+            })
+        state.growing.aligned = (inputs, prefix)
+        return prefix
     }
 
     /// Where a segment stands: pending while its file, its map or a key its playlist names is
