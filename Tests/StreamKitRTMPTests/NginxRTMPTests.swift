@@ -161,8 +161,9 @@ struct NginxRTMPTests {
 
     /// A connection dropped mid-stream is reopened once and the file continues.
     @Test func reconnectsOnceAfterADrop() async throws {
-        // A keyframe every second, so the recording resumes soon after the reconnect.
-        let source = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: 6, segmentSeconds: 1)).entryFile
+        // A keyframe every second, so the recording resumes soon after the reconnect; 12 s, so
+        // that the reconnect's wait (1 s, and more on a loaded machine) costs well under half.
+        let source = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: 12, segmentSeconds: 1)).entryFile
         let sourceProbe = try await Probe.of(source)
         let nginx = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
         // The first connection is reset after about a third of the stream's bytes.
