@@ -145,6 +145,12 @@ import Testing
         let directory = try TestRun.makeTemporaryDirectory("inspect").path
         let (directoryCode, _, directoryError) = await run([directory])
         #expect(directoryCode == .failure && directoryError == "error: \(directory): is a directory\n")
+        // Over the limit: refused from its size, before reading (a sparse file takes no disk).
+        let huge = try TestRun.makeTemporaryDirectory("inspect").appendingPathComponent("huge.m3u8").path
+        #expect(FileManager.default.createFile(atPath: huge, contents: Data("#EXTM3U\n".utf8)))
+        #expect(truncate(huge, 257 << 20) == 0)
+        let (hugeCode, _, hugeError) = await run([huge])
+        #expect(hugeCode == .failure && hugeError == "error: \(huge): larger than 256 MiB\n", "\(hugeError)")
         let (schemeCode, _, schemeError) = await run(["ftp://example.com/index.m3u8"])
         #expect(
             schemeCode == .failure

@@ -72,12 +72,8 @@ struct MediaFacts {
     var firstDate: HLSDateTime?
     var lastDate: HLSDateTime?
 
+    /// One pass over the resolved segments, keeping none of them.
     init(_ playlist: MediaPlaylist, baseURL: String) {
-        self.init(playlist, resolved: playlist.resolvedSegments(baseURL: baseURL))
-    }
-
-    /// - Parameter resolved: `playlist.resolvedSegments(baseURL:)`.
-    init(_ playlist: MediaPlaylist, resolved: [ResolvedSegment]) {
         var seenMethods: Set<String> = []
         var seenKeys: Set<String> = []
         var seenMaps: Set<String> = []
@@ -87,7 +83,7 @@ struct MediaFacts {
         var previousKeys: [ResolvedKey] = []
         var previousMap: String?
         var previousResource: String?
-        for segment in resolved {
+        playlist.forEachResolvedSegment(baseURL: baseURL) { segment in
             var encrypted = false
             for key in segment.keys where key.method != .noEncryption {
                 encrypted = true

@@ -5,13 +5,14 @@ import StreamKitHLS
 /// (``MediaPlaylist/resolvedSegments(baseURL:)``) and every URI resolved against the playlist URL.
 extension InspectReport {
     /// `{"playlistURL", "segments": [...]}`, one element per segment of `playlist.segments`.
-    static func writeResolved(_ segments: [ResolvedSegment], baseURL: String, to writer: inout JSONWriter) {
+    /// The segments are resolved one at a time as they are written.
+    static func writeResolved(_ playlist: MediaPlaylist, baseURL: String, to writer: inout JSONWriter) {
         writer.beginObject()
         writer.field("playlistURL", baseURL)
         writer.key("segments")
         writer.beginArray()
         var repeated = RepeatedValues()
-        for index in segments.indices { writeResolved(segments[index], to: &writer, repeated: &repeated) }
+        playlist.forEachResolvedSegment(baseURL: baseURL) { writeResolved($0, to: &writer, repeated: &repeated) }
         writer.endArray()
         writer.endObject()
     }

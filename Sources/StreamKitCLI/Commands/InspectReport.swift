@@ -35,8 +35,7 @@ enum InspectReport {
         try writer.encode(parsed.warnings)
         switch parsed.playlist {
         case .media(let media):
-            let resolved = media.resolvedSegments(baseURL: baseURL)
-            let facts = MediaFacts(media, resolved: resolved)
+            let facts = MediaFacts(media, baseURL: baseURL)
             writer.key("summary")
             try writer.encode(
                 Facts(
@@ -46,7 +45,7 @@ enum InspectReport {
             writer.key("playlist")
             try writeWritten(media, to: &writer)
             writer.key("resolved")
-            writeResolved(resolved, baseURL: baseURL, to: &writer)
+            writeResolved(media, baseURL: baseURL, to: &writer)
         case .multivariant(let multivariant):
             writer.key("summary")
             try writer.encode(

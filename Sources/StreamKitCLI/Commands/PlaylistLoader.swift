@@ -34,10 +34,39 @@ enum PlaylistLoader {
             throw PlaylistLoadError(description: "\(argument): no such file")
         }
         guard !isDirectory.boolValue else { throw PlaylistLoadError(description: "\(argument): is a directory") }
-        guard let data = FileManager.default.contents(atPath: url.path) else {
+        return LoadedPlaylist(bytes: try readFile(url.path, named: argument), url: url)
+    }
+
+    /// The file's bytes, read straight into the array the parser takes (through `Data` the file
+    /// would be in memory twice while it is copied).
+    private static func readFile(_ path: String, named argument: String) throws(PlaylistLoadError) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw PlaylistLoadError(description: "\(argument): cannot be read") }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
             throw PlaylistLoadError(description: "\(argument): cannot be read")
         }
-        return LoadedPlaylist(bytes: Array(data), url: url)
+        guard status.st_size <= maximumPlaylistBytes else {
+            throw PlaylistLoadError(description: "\(argument): larger than \(maximumPlaylistBytes >> 20) MiB")
+        }
+        // One byte past the size, to notice a file that grows while it is read.
+        let capacity = Int(status.st_size) + 1
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            while count < capacity {
+                let got = read(descriptor, buffer.baseAddress! + count, capacity - count)
+                if got < 0 && errno == EINTR { continue }
+                if got < 0 { failed = true }
+                if got <= 0 { break }
+                count += got
+            }
+        }
+        guard !failed else { throw PlaylistLoadError(description: "\(argument): cannot be read") }
+        guard bytes.count < capacity else {
+            throw PlaylistLoadError(description: "\(argument): changed while it was read")
+        }
+        return bytes
     }
 
     private static func fetch(_ address: String) async throws(PlaylistLoadError) -> LoadedPlaylist {

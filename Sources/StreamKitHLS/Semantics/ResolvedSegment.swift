@@ -81,9 +81,22 @@ extension MediaPlaylist {
     /// - Parameter baseURL: The playlist's absolute URL, to resolve relative URIs; URIs stay as written when `nil`.
     /// - Returns: One value per segment, in order.
     public func resolvedSegments(baseURL: String? = nil) -> [ResolvedSegment] {
-        func resolve(_ uri: String) -> String { baseURL.map { resolveURI(uri, against: $0) } ?? uri }
         var result: [ResolvedSegment] = []
         result.reserveCapacity(segments.count)
+        forEachResolvedSegment(baseURL: baseURL) { result.append($0) }
+        return result
+    }
+
+    /// Hands each segment's ``ResolvedSegment`` to `body`, in order, as ``resolvedSegments(baseURL:)``
+    /// works them out, without keeping them: a pass over a playlist of a million segments then holds
+    /// one at a time.
+    ///
+    /// - Parameter baseURL: The playlist's absolute URL, to resolve relative URIs; URIs stay as written when `nil`.
+    public func forEachResolvedSegment<Failure: Error>(
+        baseURL: String? = nil, _ body: (ResolvedSegment) throws(Failure) -> Void
+    ) throws(Failure) {
+        func resolve(_ uri: String) -> String { baseURL.map { resolveURI(uri, against: $0) } ?? uri }
+        let leadingDates = datesBeforeFirstProgramDateTime()
         var keys: [EncryptionKey] = []
         var resolvedKeyURIs: [String?] = []
         var map: ResolvedMap?
@@ -93,7 +106,6 @@ extension MediaPlaylist {
         var startTime = 0.0
         var bitrate: Int?
         var programDateTime: HLSDateTime?
-        var firstDatedIndex: Int?
         let firstSequence = firstListedMediaSequence
         // The keys in effect, resolved once per change; only IVs taken from the media sequence vary per segment.
         var keysInEffect: [ResolvedKey] = []
@@ -163,7 +175,6 @@ extension MediaPlaylist {
             }
             if let written = segment.programDateTime {
                 programDateTime = written
-                if firstDatedIndex == nil { firstDatedIndex = index }
             } else if index > 0, let previous = programDateTime {
                 programDateTime = previous.adding(seconds: segments[index - 1].duration)
             }
@@ -175,23 +186,30 @@ extension MediaPlaylist {
                     resolvedKeys[keyIndex].iv = iv
                 }
             }
-            result.append(
+            try body(
                 ResolvedSegment(
                     index: index, mediaSequence: mediaSequence, discontinuitySequence: discontinuitySequence, uri: uri,
                     duration: segment.duration, startTime: startTime, byteRange: byteRange, keys: resolvedKeys,
                     map: map,
-                    programDateTime: programDateTime, isDiscontinuity: segment.isDiscontinuity, isGap: segment.isGap,
+                    programDateTime: index < leadingDates.count ? leadingDates[index] : programDateTime,
+                    isDiscontinuity: segment.isDiscontinuity, isGap: segment.isGap,
                     bitrate: bitrate))
             startTime += segment.duration
         }
-        // Segments before the first EXT-X-PROGRAM-DATE-TIME: count back from it.
-        if let first = firstDatedIndex, first > 0, var date = result[first].programDateTime {
-            for index in stride(from: first - 1, through: 0, by: -1) {
-                guard let earlier = date.adding(seconds: -result[index].duration) else { break }
-                result[index].programDateTime = earlier
-                date = earlier
-            }
+    }
+
+    /// The program date-times of the segments before the first EXT-X-PROGRAM-DATE-TIME, counted back
+    /// from it by their durations (`nil` from where a date would leave the representable range).
+    private func datesBeforeFirstProgramDateTime() -> [HLSDateTime?] {
+        guard let first = segments.firstIndex(where: { $0.programDateTime != nil }), first > 0,
+            var date = segments[first].programDateTime
+        else { return [] }
+        var dates = [HLSDateTime?](repeating: nil, count: first)
+        for index in stride(from: first - 1, through: 0, by: -1) {
+            guard let earlier = date.adding(seconds: -segments[index].duration) else { break }
+            dates[index] = earlier
+            date = earlier
         }
-        return result
+        return dates
     }
 }

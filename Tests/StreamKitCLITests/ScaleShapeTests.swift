@@ -1,0 +1,83 @@
+import Foundation
+import StreamKitTestSupport
+import Testing
+
+/// The shape of cost curves (issue 26; bench/scale.sh measures the curves themselves): ten times
+/// the work costs at most twenty times the time and memory grows by a bounded amount per item, so
+/// that a path that grows faster than the work fails here in seconds. The release binary is
+/// measured: the debug build's costs are not the product's.
+@Suite struct ScaleShapeTests {
+    /// A media playlist like bench/generate-hls-playlist.py's: a key every ten segments (every
+    /// other one with an IV), a date-time, a duration and a byte range on every segment.
+    static func mediaPlaylist(segments: Int) -> String {
+        var text = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:7\n#EXT-X-MEDIA-SEQUENCE:1000\n"
+        text += "#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-MAP:URI=\"init.mp4\",BYTERANGE=\"1024@0\"\n"
+        for index in 0..<segments {
+            if index % 10 == 0 {
+                let rotation = index / 10
+                text += "#EXT-X-KEY:METHOD=AES-128,URI=\"https://keys.example.com/key/\(rotation)\""
+                text += rotation % 2 == 0 ? ",IV=0x\(String(repeating: "0", count: 24))\(hex8(rotation))\n" : "\n"
+            }
+            let seconds = 6 * index
+            text += "#EXT-X-PROGRAM-DATE-TIME:2024-05-01T\(two(12 + seconds / 3600 % 12)):\(two(seconds / 60 % 60))"
+            text += ":\(two(seconds % 60)).000Z\n#EXTINF:6.006,\n"
+            text += index % 1000 == 0 ? "#EXT-X-BYTERANGE:500000@0\n" : "#EXT-X-BYTERANGE:500000\n"
+            text += "media-\(index / 1000).mp4\n"
+        }
+        return text + "#EXT-X-ENDLIST\n"
+    }
+
+    private static func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+    private static func hex8(_ value: Int) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+    }
+
+    /// One run of the release binary: its wall time and peak resident memory.
+    static func measure(_ arguments: [String], logName: String) async throws -> (seconds: Double, peak: Int64) {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let process = try ChildProcess(
+            executable: DownloadBinaryTests.releaseStreamkit(), arguments: arguments, logName: logName)
+        let peak = try await DownloadBinaryTests.peakResidentBytes(of: process)
+        #expect(try await process.wait(timeout: .seconds(120)) == 0, "\(process.standardError)")
+        let elapsed = clock.now - start
+        return (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, peak)
+    }
+
+    /// `inspect` and `inspect --json` of 10^4 and 10^5 segments: the time at most 20x, and each added
+    /// segment at most 380 bytes of peak memory (which keeps 10^6 segments under the issue's 400 MB;
+    /// holding every resolved segment at once, as `inspect` did, costs about 470).
+    @Test(
+        .enabled(
+            if: ToolPolicy.toolsRequired || DownloadBinaryTests.releaseBuildAvailable,
+            "needs the release build: swift build -c release --product streamkit"))
+    func inspectGrowsLinearly() async throws {
+        let directory = try TestRun.makeTemporaryDirectory("scale-inspect")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var files: [Int: String] = [:]
+        for segments in [10_000, 100_000] {
+            let file = directory.appendingPathComponent("media-\(segments).m3u8")
+            try Data(Self.mediaPlaylist(segments: segments).utf8).write(to: file)
+            files[segments] = file.path
+        }
+        for json in [false, true] {
+            let extra = json ? ["--json"] : []
+            var runs: [Int: (seconds: Double, peak: Int64)] = [:]
+            for segments in [10_000, 100_000] {
+                // The best of two runs: a loaded machine only ever adds time.
+                let first = try await Self.measure(["inspect", files[segments]!] + extra, logName: "scale-inspect")
+                let second = try await Self.measure(["inspect", files[segments]!] + extra, logName: "scale-inspect")
+                runs[segments] = (min(first.seconds, second.seconds), min(first.peak, second.peak))
+            }
+            let small = runs[10_000]!
+            let large = runs[100_000]!
+            let perSegment = Double(large.peak - small.peak) / 90_000
+            print(
+                "inspect\(json ? " --json" : ""): 10^4 \(small.seconds) s \(small.peak >> 20) MB, "
+                    + "10^5 \(large.seconds) s \(large.peak >> 20) MB, \(Int(perSegment)) bytes a segment")
+            #expect(large.seconds <= 20 * small.seconds, "10x the segments took \(large.seconds / small.seconds)x")
+            #expect(perSegment <= 380, "\(perSegment) bytes of peak memory a segment")
+        }
+    }
+}
