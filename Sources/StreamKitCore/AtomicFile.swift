@@ -19,20 +19,48 @@ public enum AtomicFile {
     public static func write(_ bytes: some Sequence<UInt8>, to path: String, temporaryPath: String) throws(SystemError)
     {
         let contents = Array(bytes)
+        do {
+            try write(to: path, temporaryPath: temporaryPath) { emit in emit(contents) }
+        } catch let error as SystemError {
+            throw error
+        } catch {
+            preconditionFailure("only a SystemError can be thrown: \(error)")
+        }
+    }
+
+    /// Writes what `produce` hands to its `emit` function, chunk by chunk, to `temporaryPath`,
+    /// then renames it to `path`, as ``write(_:to:temporaryPath:)`` does: a large document (a
+    /// package manifest of a million segments) never has to sit in memory whole.
+    ///
+    /// After a failed write the remaining chunks are dropped; the error is thrown once `produce`
+    /// returns. When `produce` throws, nothing is renamed.
+    ///
+    /// - Throws: ``SystemError`` naming the call and the file, or what `produce` threw; the
+    ///   temporary file is removed.
+    public static func write(
+        to path: String, temporaryPath: String, produce: (_ emit: ([UInt8]) -> Void) throws -> Void
+    ) throws {
         let descriptor = PrivateFiles.open(temporaryPath, O_WRONLY | O_TRUNC | O_CLOEXEC)
         guard descriptor >= 0 else { throw SystemError.current("open", subject: temporaryPath) }
-        var failure: SystemError?
-        contents.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let written = writeSome(descriptor, buffer.baseAddress! + done, buffer.count - done)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = SystemError.current("write", subject: temporaryPath)
-                    return
+        var failure: (any Error)?
+        do {
+            try produce { chunk in
+                guard failure == nil else { return }
+                chunk.withUnsafeBytes { buffer in
+                    var done = 0
+                    while done < buffer.count {
+                        let written = writeSome(descriptor, buffer.baseAddress! + done, buffer.count - done)
+                        if written < 0 {
+                            if errno == EINTR { continue }
+                            failure = SystemError.current("write", subject: temporaryPath)
+                            return
+                        }
+                        done += written
+                    }
                 }
-                done += written
             }
+        } catch {
+            if failure == nil { failure = error }
         }
         if close(descriptor) != 0, failure == nil { failure = SystemError.current("close", subject: temporaryPath) }
         if failure == nil, rename(temporaryPath, path) != 0 { failure = SystemError.current("rename", subject: path) }
@@ -54,6 +82,15 @@ extension AtomicFile {
     ) throws(SystemError) {
         let unique = "." + String(UInt64.random(in: 0...UInt64.max), radix: 36)
         try write(bytes, to: path, temporaryPath: path + unique + temporarySuffix)
+    }
+
+    /// ``write(to:temporaryPath:produce:)`` through a temporary file of its own, as
+    /// ``write(_:to:temporarySuffix:)`` names it.
+    public static func write(
+        to path: String, temporarySuffix: String, produce: (_ emit: ([UInt8]) -> Void) throws -> Void
+    ) throws {
+        let unique = "." + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        try write(to: path, temporaryPath: path + unique + temporarySuffix, produce: produce)
     }
 }
 

@@ -31,4 +31,24 @@ import Testing
         }
         #expect(!FileManager.default.fileExists(atPath: target.path + ".tmp"))
     }
+
+    /// Streamed chunk by chunk; a producer that fails leaves the old file in place and no temporary.
+    @Test func streamedChunksReplaceTheFileUnlessTheProducerFails() throws {
+        struct Refused: Error {}
+        let directory = try TestRun.makeTemporaryDirectory("atomic")
+        let path = directory.appendingPathComponent("manifest.json").path
+        try AtomicFile.write(to: path, temporarySuffix: ".part") { emit in
+            for index in 0..<1_000 { emit(Array("\(index),".utf8)) }
+        }
+        let whole = (0..<1_000).map { "\($0)," }.joined()
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == whole)
+        #expect(throws: Refused.self) {
+            try AtomicFile.write(to: path, temporarySuffix: ".part") { emit in
+                emit(Array("half of a document".utf8))
+                throw Refused()
+            }
+        }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == whole)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["manifest.json"])
+    }
 }

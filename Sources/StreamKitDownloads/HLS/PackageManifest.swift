@@ -133,14 +133,23 @@ package enum PackageStore {
         }
     }
 
-    /// Writes `manifest` atomically.
+    /// Writes `manifest` atomically, streaming: the JSON goes to the file in chunks as it is
+    /// encoded (`JSONEncoder` would build the whole document, and a tree of it before that, in
+    /// memory: several times a million-segment manifest's size, at every checkpoint).
     static func save(_ manifest: PackageManifest, in directory: URL) throws(HLSDownloadError) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         do {
-            try writeAtomically(encoder.encode(manifest), to: manifestURL(in: directory))
-        } catch let error as HLSDownloadError {
-            throw error
+            try AtomicFile.write(
+                to: manifestURL(in: directory).path, temporarySuffix: PackageLayout.temporarySuffix
+            ) { emit in
+                // The writer does not outlive this closure.
+                try withoutActuallyEscaping(emit) { output in
+                    var writer = JSONWriter(chunkSize: 256 << 10, output: output)
+                    try writer.encode(manifest)
+                    writer.flush()
+                }
+            }
+        } catch let error as SystemError {
+            throw HLSDownloadError(writeFailed: error, path: PackageLayout.manifestName)
         } catch {
             throw HLSDownloadError(.writeFailed, path: PackageLayout.manifestName, detail: "\(error)")
         }
