@@ -222,8 +222,11 @@ final class HLSDownloadEngine: Sendable {
                 state.renditions.append(
                     RenditionState(selected: selected, header: MediaPlaylistHeader(media), planner: planner))
                 state.books.renditionPlanned(priorBytesPerSecond: selected.bandwidth.map { Double($0) / 8 })
-                let resolved = media.resolvedSegments(baseURL: url)
-                var entries = Array(zip(media.segments, resolved))
+                // Built as the segments are resolved: an array of the resolved segments beside
+                // this one would double what a long playlist holds while it is planned.
+                var entries: [(segment: MediaSegment, resolved: ResolvedSegment)] = []
+                entries.reserveCapacity(media.segments.count)
+                media.forEachResolvedSegment(baseURL: url) { entries.append((media.segments[$0.index], $0)) }
                 if live {
                     // The section's start picks where in the window the recording begins.
                     entries.removeFirst(try filter.liveStart(durations: entries.map(\.0.duration), url: url))
@@ -253,7 +256,12 @@ final class HLSDownloadEngine: Sendable {
         let (files, segments) = try planner.plan(entries, exclusions: exclusions, playlistURL: playlistURL)
         state.renditions[index].planner = planner
         _ = state.books.filesPlanned(files)
-        state.renditions[index].segments += segments
+        // The first plan takes the array as it is; appending to an empty one would copy it.
+        if state.renditions[index].segments.isEmpty {
+            state.renditions[index].segments = segments
+        } else {
+            state.renditions[index].segments += segments
+        }
         state.renditions[index].recordedDuration += segments.reduce(0) {
             $0 + ($1.excluded == nil ? $1.segment.duration : 0)
         }
