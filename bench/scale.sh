@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Cost curves (issue 26): how StreamKit's time, CPU and peak RSS grow with the size of its work.
+# Each section measures one curve at the issue's sizes and prints a table, one row per size, with
+# the growth from the row before (time and RSS ratios) so that a path growing faster than the work
+# shows at a glance.
+#
+#   bench/scale.sh [SECTION...]      # every section by default
+#   STREAMKIT_BIN=path bench/scale.sh ...   # measure that binary instead of building one
+#
+# Sections:
+#   playlists  `streamkit inspect` and `inspect --json` of media playlists of 10^4, 10^5 and 10^6
+#              segments (bench/generate-hls-playlist.py: keys, byte ranges, date-times).
+#              Targets: time and RSS linear; RSS at 10^6 under 400 MB.
+#   downloads  `streamkit download -j 8` of media playlists of tiny segments (752 bytes, one file
+#              that nginx serves under every segment name) into a home on /dev/shm, so that the
+#              disk and the network do not hide the download's own costs. DOWNLOAD_SIZES sets the
+#              sizes ("10000 100000" by default; 1000000 takes about ten minutes).
+#              Targets: time and RSS linear; RSS at 10^6 under 400 MB.
+# The raw JSON lines are kept in bench/work/scale/results.jsonl.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+work=$(pwd)/bench/work/scale
+mkdir -p "$work"
+results="$work/results.jsonl"
+: >"$results"
+sections=("$@")
+[ ${#sections[@]} -gt 0 ] || sections=(playlists downloads)
+home=/dev/shm/streamkit-scale-$$
+nginx_pids=()
+cleanup() {
+    for pid in "${nginx_pids[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
+    rm -rf "$home"
+}
+trap cleanup EXIT
+
+echo "== machine: $(nproc) cores, $(uptime | sed 's/.*load average/load average/')"
+if [ -n "${STREAMKIT_BIN:-}" ]; then
+    streamkit=$STREAMKIT_BIN
+else
+    . bench/build-streamkit.sh
+    streamkit="$bin/streamkit"
+fi
+
+# measure LABEL SIZE COMMAND...: one measured run, appended to the results with its section and size.
+measure() {
+    local label=$1 size=$2
+    shift 2
+    bench/measure.py --label "$label" -- "$@" | grep '^{"label"' |
+        sed "s/^{/{\"section\":\"$section\",\"size\":$size,/" | tee -a "$results"
+}
+
+# table SECTION: the section's rows as a table, each label's rows in size order with growth ratios.
+table() {
+    python3 - "$results" "$1" <<'PY'
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+rows = [row for row in rows if row["section"] == sys.argv[2]]
+print("| what | size | wall s | CPU s | peak RSS MB | wall x prev | RSS x prev | size x prev |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+for label in dict.fromkeys(row["label"] for row in rows):
+    previous = None
+    for row in sorted((r for r in rows if r["label"] == label), key=lambda r: r["size"]):
+        growth = ("", "", "")
+        if previous:
+            growth = (f"{row['wall_s'] / previous['wall_s']:.1f}", f"{row['max_rss_mb'] / previous['max_rss_mb']:.1f}",
+                      f"{row['size'] / previous['size']:.0f}")
+        print(f"| {label} | {row['size']:,} | {row['wall_s']:.3f} | {row['cpu_s']:.3f} | {row['max_rss_mb']:.1f} | "
+              + " | ".join(growth) + " |")
+        previous = row
+PY
+}
+
+# start_nginx ROOT: nginx on an ephemeral port serving ROOT, answering every /seg/... with
+# ROOT/tiny.ts; sets $origin to its base URL.
+start_nginx() {
+    local root=$1 port
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    mkdir -p "$work/nginx/temp"
+    cat >"$work/nginx/nginx.conf" <<CONF
+daemon off;
+worker_processes 1;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 1024; }
+http {
+    types { application/vnd.apple.mpegurl m3u8; video/mp2t ts; }
+    access_log off;
+    keepalive_timeout 65; keepalive_requests 100000000;
+    client_body_temp_path $work/nginx/temp; proxy_temp_path $work/nginx/temp;
+    fastcgi_temp_path $work/nginx/temp; uwsgi_temp_path $work/nginx/temp; scgi_temp_path $work/nginx/temp;
+    server { listen 127.0.0.1:$port; root $root; location /seg/ { rewrite ^ /tiny.ts break; } }
+}
+CONF
+    nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/error.log" >/dev/null 2>&1 &
+    nginx_pids+=($!)
+    for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/tiny.ts" && break; sleep 0.05; done
+    origin="http://127.0.0.1:$port"
+}
+
+for section in "${sections[@]}"; do
+    case $section in
+    playlists)
+        echo "== playlists: inspect"
+        for segments in 10000 100000 1000000; do
+            file="$work/media-$segments.m3u8"
+            [ -s "$file" ] || python3 bench/generate-hls-playlist.py --segments "$segments" --output "$file"
+            measure inspect "$segments" "$streamkit" inspect "$file"
+            measure inspect-json "$segments" sh -c 'exec "$0" inspect --json "$1" >/dev/null' "$streamkit" "$file"
+        done
+        table playlists
+        ;;
+    downloads)
+        echo "== downloads: tiny segments"
+        www="$work/www"
+        mkdir -p "$www"
+        chmod 755 "$work" "$www" # nginx workers run as nobody
+        # Four MPEG-TS null packets.
+        python3 -c 'import sys; open(sys.argv[1], "wb").write((bytes([0x47, 0x1F, 0xFF, 0x10]) + b"\xff" * 184) * 4)' \
+            "$www/tiny.ts"
+        start_nginx "$www"
+        for segments in ${DOWNLOAD_SIZES:-10000 100000}; do
+            playlist="$www/tiny-$segments.m3u8"
+            [ -s "$playlist" ] || python3 -c '
+import sys
+count, path = int(sys.argv[1]), sys.argv[2]
+with open(path, "w") as out:
+    out.write("#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-PLAYLIST-TYPE:VOD\n")
+    for index in range(count):
+        out.write(f"#EXTINF:2.000,\nseg/{index}.ts\n")
+    out.write("#EXT-X-ENDLIST\n")
+' "$segments" "$playlist"
+            rm -rf "$home"
+            measure download "$segments" "$streamkit" download "$origin/tiny-$segments.m3u8" \
+                --home "$home" -j 8 --json
+        done
+        table downloads
+        ;;
+    *)
+        echo "unknown section: $section" >&2
+        exit 64
+        ;;
+    esac
+done
