@@ -1,6 +1,7 @@
 import Foundation
 import StreamKitCore
 import StreamKitHTTPServer
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -36,6 +37,19 @@ public struct MediaLibrary: Sendable {
 
     /// The library directory's real path.
     public let root: String
+    /// Each folder's item as last worked out, with what it was worked out from.
+    private let known = KnownItems()
+
+    private final class KnownItems: Sendable {
+        let items = Mutex<[String: KnownItem]>([:])
+    }
+
+    /// An item and the state of the files it was read from: while they stay the same, so does
+    /// the item (a library of a thousand packages is read again at every page load).
+    private struct KnownItem: Sendable {
+        let stamp: [FileStamp]
+        let item: MediaLibraryItem
+    }
 
     /// The library at `root`, which must be a directory.
     ///
@@ -47,27 +61,45 @@ public struct MediaLibrary: Sendable {
     /// The items, sorted by title: every folder (not hidden, not leading outside the library
     /// through a link) holding an `index.m3u8`.
     public func items() throws -> [MediaLibraryItem] {
-        let fileManager = FileManager.default
         var items: [MediaLibraryItem] = []
-        for name in try fileManager.contentsOfDirectory(atPath: root) where !name.hasPrefix(".") {
+        for name in try FileManager.default.contentsOfDirectory(atPath: root) where !name.hasPrefix(".") {
             let folder = root + "/" + name
-            guard let real = Self.realPath(folder), real.utf8.starts(with: (root + "/").utf8) else { continue }
-            var isDirectory: ObjCBool = false
-            guard fileManager.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-                continue
+            var status = stat()
+            guard lstat(folder, &status) == 0 else { continue }
+            if status.st_mode & S_IFMT == S_IFLNK {
+                // A link counts only when it leads to a folder inside the library.
+                guard let real = Self.realPath(folder), real.utf8.starts(with: (root + "/").utf8),
+                    stat(folder, &status) == 0
+                else { continue }
             }
+            guard status.st_mode & S_IFMT == S_IFDIR else { continue }
+            let folderStamp = FileStamp(status)
             let entry = folder + "/" + Self.entryName
-            guard fileManager.fileExists(atPath: entry, isDirectory: &isDirectory), !isDirectory.boolValue else {
-                continue
-            }
-            let record = Self.packageRecord(in: folder)
-            items.append(
-                MediaLibraryItem(
-                    id: name, title: record?.displayTitle ?? name, state: record?.displayState ?? "downloaded",
-                    size: Self.size(ofFolder: folder),
-                    duration: Self.duration(ofPlaylist: entry, in: folder), entry: Self.entryName))
+            guard let entryStamp = FileStamp(entry), entryStamp.isRegularFile else { continue }
+            items.append(item(named: name, in: folder, entry: entry, stamps: [folderStamp, entryStamp]))
         }
         return items.sorted { $0.title.lowercased() < $1.title.lowercased() }
+    }
+
+    /// The folder's item, read again only when what it is read from changed since the last time:
+    /// the folder, its playlist, and its `package.json` (rewritten at every checkpoint of a
+    /// download) or, for a folder that has none, each folder inside it (files are renamed into
+    /// place, which changes the folder holding them).
+    private func item(named name: String, in folder: String, entry: String, stamps: [FileStamp]) -> MediaLibraryItem {
+        let stamp = stamps + Self.contentStamp(of: folder)
+        if let known = known.items.withLock({ $0[name] }), known.stamp == stamp { return known.item }
+        let record = Self.packageRecord(in: folder)
+        let item = MediaLibraryItem(
+            id: name, title: record?.displayTitle ?? name, state: record?.displayState ?? "downloaded",
+            size: Self.size(ofFolder: folder), duration: Self.duration(ofPlaylist: entry, in: folder),
+            entry: Self.entryName)
+        known.items.withLock { $0[name] = KnownItem(stamp: stamp, item: item) }
+        return item
+    }
+
+    /// Reads every item once, so that the first page does not wait for it.
+    public func warmUp() {
+        _ = try? items()
     }
 
     /// What the page reads from a package's `package.json` (written by the Downloads module).
@@ -120,42 +152,117 @@ public struct MediaLibrary: Sendable {
         return String(cString: resolved)
     }
 
-    private static func size(ofFolder folder: String) -> Int64 {
-        guard let enumerator = FileManager.default.enumerator(atPath: folder) else { return 0 }
+    /// Bytes of the regular files below `folder`, read with `fstatat` (Foundation's enumerator
+    /// builds an attribute dictionary per file). Links are not followed.
+    static func size(ofFolder folder: String, depth: Int = 0) -> Int64 {
+        guard depth < 16, let directory = opendir(folder) else { return 0 }
+        defer { closedir(directory) }
+        let descriptor = dirfd(directory)
         var total: Int64 = 0
-        while enumerator.nextObject() != nil {
-            let attributes = enumerator.fileAttributes
-            if attributes?[.type] as? FileAttributeType == .typeRegular {
-                total += (attributes?[.size] as? NSNumber)?.int64Value ?? 0
+        while let entry = readdir(directory) {
+            guard let name = Self.name(of: entry) else { continue }
+            var status = stat()
+            guard fstatat(descriptor, name, &status, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+            switch status.st_mode & S_IFMT {
+            case S_IFREG: total += Int64(status.st_size)
+            case S_IFDIR: total += size(ofFolder: folder + "/" + name, depth: depth + 1)
+            default: break
             }
         }
         return total
     }
 
+    /// A directory entry's name; `nil` for `.` and `..`.
+    private static func name(of entry: UnsafeMutablePointer<dirent>) -> String? {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return name == "." || name == ".." ? nil : name
+    }
+
+    /// The part of an item's stamp that tells whether its files changed: `package.json` when
+    /// there is one, else each folder inside it in name order.
+    static func contentStamp(of folder: String) -> [FileStamp] {
+        if let record = FileStamp(folder + "/package.json") { return [record] }
+        guard let directory = opendir(folder) else { return [] }
+        defer { closedir(directory) }
+        var inner: [(String, FileStamp)] = []
+        while let entry = readdir(directory) {
+            guard let name = Self.name(of: entry), let stamp = FileStamp(folder + "/" + name), stamp.isDirectory
+            else { continue }
+            inner.append((name, stamp))
+        }
+        return inner.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+
     /// The sum of `EXTINF` durations; for a multivariant playlist, those of its first variant.
     static func duration(ofPlaylist path: String, in folder: String, depth: Int = 0) -> Double? {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
-        let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        // A scan of the bytes: a library page reads a thousand playlists, and splitting them into
+        // Swift strings and trimming each line with Foundation cost most of that.
+        let extinf = Array("#EXTINF:".utf8)
+        let streamInf = Array("#EXT-X-STREAM-INF".utf8)
         var total = 0.0
         var sawSegment = false
         var variantFollows = false
-        for line in lines {
-            if line.hasPrefix("#EXTINF:") {
-                let value = line.dropFirst("#EXTINF:".count).prefix { $0 != "," }
-                if let seconds = Double(value) {
-                    total += seconds
-                    sawSegment = true
+        var result: Double?? = nil
+        Array(data).withUnsafeBufferPointer { bytes in
+            var lineStart = 0
+            while lineStart < bytes.count, result == nil {
+                var lineEnd = lineStart
+                while lineEnd < bytes.count, bytes[lineEnd] != 0x0A, bytes[lineEnd] != 0x0D { lineEnd += 1 }
+                var start = lineStart
+                var end = lineEnd
+                while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+                while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+                let line = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                lineStart = lineEnd + 1
+                if line.starts(with: extinf) {
+                    let value = line.dropFirst(extinf.count).prefix { $0 != UInt8(ascii: ",") }
+                    if let seconds = Double(String(decoding: value, as: UTF8.self)) {
+                        total += seconds
+                        sawSegment = true
+                    }
+                } else if line.starts(with: streamInf) {
+                    variantFollows = true
+                } else if variantFollows, let first = line.first, first != UInt8(ascii: "#") {
+                    // A relative URI inside the folder only; anything else is not ours to read.
+                    let uri = String(decoding: line, as: UTF8.self)
+                    guard depth == 0, !uri.contains("://"), !uri.hasPrefix("/"),
+                        !uri.split(separator: "/").contains("..")
+                    else {
+                        result = .some(nil)
+                        return
+                    }
+                    result = .some(duration(ofPlaylist: folder + "/" + uri, in: folder, depth: depth + 1))
                 }
-            } else if line.hasPrefix("#EXT-X-STREAM-INF") {
-                variantFollows = true
-            } else if variantFollows && !line.isEmpty && !line.hasPrefix("#") {
-                // A relative URI inside the folder only; anything else is not ours to read.
-                guard depth == 0, !line.contains("://"), !line.hasPrefix("/"),
-                    !line.split(separator: "/").contains("..")
-                else { return nil }
-                return duration(ofPlaylist: folder + "/" + line, in: folder, depth: depth + 1)
             }
         }
+        if let result { return result }
         return sawSegment ? total : nil
+    }
+}
+
+/// A file's identity and last change, as `stat` gives them.
+struct FileStamp: Hashable, Sendable {
+    let mode: UInt32
+    let inode: UInt64
+    let size: Int64
+    let modified: Int64
+    let changed: Int64
+
+    init?(_ path: String) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        self.init(status)
+    }
+
+    var isRegularFile: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFREG) }
+    var isDirectory: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFDIR) }
+
+    init(_ status: stat) {
+        mode = UInt32(status.st_mode)
+        inode = UInt64(status.st_ino)
+        size = Int64(status.st_size)
+        modified = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
+        changed = Int64(status.st_ctim.tv_sec) * 1_000_000_000 + Int64(status.st_ctim.tv_nsec)
     }
 }

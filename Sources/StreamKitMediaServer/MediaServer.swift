@@ -93,6 +93,9 @@ public final class MediaServer: Sendable {
         if let cache = configuration.cache, configuration.warmsUpProxy {
             warmUp = ProxyWarmUp.start(client: cache.client, logger: logger)
         }
+        // The library's items are read once in the background, so that the first page is answered
+        // from memory; nothing waits for it (a page asked for meanwhile reads what it needs).
+        Task.detached(priority: .utility) { library.warmUp() }
         return MediaServer(http: http, library: library, warmUp: warmUp)
     }
 

@@ -89,6 +89,34 @@ func write(_ text: String, _ name: String, in directory: URL) throws {
         await library.stop()
     }
 
+    /// Items are remembered between pages and read again when what they come from changes: a
+    /// package's `package.json` (rewritten at each checkpoint), a plain folder's inner folders
+    /// (segments are renamed into them), a playlist, a folder removed.
+    @Test func itemsAreReadAgainWhenTheirFilesChange() throws {
+        let base = try TestRun.makeTemporaryDirectory("library")
+        let package = base.appendingPathComponent("package")
+        let plain = base.appendingPathComponent("plain")
+        try write("#EXTM3U\n#EXTINF:4,\nvideo/0.ts\n", "index.m3u8", in: package)
+        try write("{\"status\":\"downloading\",\"title\":\"Show\"}", "package.json", in: package)
+        let playlist = "#EXTM3U\n#EXTINF:2,\nvideo/0.ts\n"
+        try write(playlist, "index.m3u8", in: plain)
+        try write("", "0.ts", in: plain.appendingPathComponent("video"))
+        try Data(count: 1_000).write(to: plain.appendingPathComponent("video/0.ts"))
+        let library = try MediaLibrary(root: base.path)
+        func item(_ id: String) throws -> MediaLibraryItem? { try library.items().first { $0.id == id } }
+        #expect(try item("package")?.state == "downloading" && item("package")?.title == "Show")
+        #expect(try item("plain")?.size == Int64(1_000 + playlist.utf8.count))
+
+        try write("{\"status\":\"complete\",\"title\":\"Show\"}", "package.json", in: package)
+        #expect(try item("package")?.state == "downloaded")
+        try Data(count: 500).write(to: plain.appendingPathComponent("video/1.ts"))
+        #expect(try item("plain")?.size == Int64(1_500 + playlist.utf8.count))
+        try write("#EXTM3U\n#EXTINF:2,\nvideo/0.ts\n#EXTINF:3.5,\nvideo/1.ts\n", "index.m3u8", in: plain)
+        #expect(try item("plain")?.duration == 5.5)
+        try FileManager.default.removeItem(at: package)
+        #expect(try library.items().map(\.id) == ["plain"])
+    }
+
     @Test func anEmptyLibrarySaysSo() async throws {
         let library = try LibraryServer.start { _ in }
         let page = try await library.get("/")
