@@ -143,7 +143,7 @@ let package = Package(
         // Test-only: launchers for real servers (nginx, nginx-rtmp), ffmpeg fixtures, fault responders.
         .target(
             name: "StreamKitTestSupport",
-            dependencies: ["StreamKitCore"],
+            dependencies: ["StreamKitCore", "StreamKitMPEGTS"],
             swiftSettings: strictSettings),
 
         .testTarget(
