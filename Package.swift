@@ -104,7 +104,9 @@ let package = Package(
         // files, the persistent queue, export.
         .target(
             name: "StreamKitDownloads",
-            dependencies: ["StreamKitCore", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitHLS"],
+            dependencies: [
+                "StreamKitCore", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitHLS", "StreamKitMPEGTS",
+            ],
             swiftSettings: strictSettings),
         // The server on 127.0.0.1: the library, the caching proxy and its playlist rewriting, the page.
         .target(
