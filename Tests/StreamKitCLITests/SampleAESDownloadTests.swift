@@ -65,6 +65,24 @@ import Testing
         await nginx.stop()
     }
 
+    /// A wrong key given with `--key`: AC-3 frames fail their CRC once decrypted, and the download
+    /// fails saying the key is probably wrong. (H.264 and AAC have no check: a wrong key there gives
+    /// a package that decodes to broken pictures and sound.)
+    @Test func aWrongKeyFailsOnAC3Frames() async throws {
+        let fixture = try await SampleAESFixtures.shared.fixture(.ac3)
+        let nginx = try await Nginx.static(root: fixture.directory, forbiddenPaths: ["/key.bin"])
+        let work = try TestRun.makeTemporaryDirectory("sample-aes-wrong-key")
+        let wrong = Hex.encode(SampleAESFixtures.key.reversed())
+        let (code, _, error) = await run([
+            "download", nginx.url("index.m3u8").absoluteString, "--home", work.appendingPathComponent("home").path,
+            "-o", work.appendingPathComponent("p").path, "--decrypt", "--key", wrong,
+        ])
+        #expect(code == .failure)
+        #expect(error.contains("decryption failed") && error.contains("CRC"), "\(error)")
+        #expect(error.contains("probably wrong"), "\(error)")
+        await nginx.stop()
+    }
+
     /// SAMPLE-AES with a map (fMP4 `cbcs`) cannot be decrypted here: `--decrypt` refuses it with the
     /// method and the format named, rather than storing it encrypted under a clear playlist.
     @Test func sampleAESInFragmentedMP4IsRefused() async throws {

@@ -110,11 +110,11 @@ import Testing
         frame[5] = UInt8(length & 0x07) << 5 | 0x1F
         frame += (0..<(length - 7)).map { UInt8($0 + 9) }
         var payload = frame + frame
-        SampleAESAudio.transform(&payload, format: .adts, cipher: try cipher(.encrypt))
+        try SampleAESAudio.transform(&payload, format: .adts, cipher: try cipher(.encrypt))
         let blocks = try AES128CBC.encrypt(frame[23..<55], key: key, iv: iv, padding: .none)
         let expected = Array(frame[..<23]) + blocks + Array(frame[55...])
         #expect(payload == expected + expected)
-        SampleAESAudio.transform(&payload, format: .adts, cipher: try cipher(.decrypt))
+        try SampleAESAudio.transform(&payload, format: .adts, cipher: try cipher(.decrypt))
         #expect(payload == frame + frame)
     }
 
@@ -132,6 +132,24 @@ import Testing
         #expect(size(0xC0) == nil)
         let eac3: [UInt8] = [0x0B, 0x77, 0x02, 0xFF, 0x00, 16 << 3, 0]
         #expect(SampleAESAudio.ac3Frame(eac3, at: 0)?.end == 0x300 * 2)
+    }
+
+    /// An AC-3 frame's CRC covers its encrypted blocks: decrypted with another key it fails, which
+    /// is how a wrong key shows.
+    @Test func ac3FramesTellAWrongKey() throws {
+        // 48 kHz, 32 kbit/s: 128 bytes, the last two making the CRC over the frame after its sync word 0.
+        var frame: [UInt8] = [0x0B, 0x77, 0x12, 0x34, 0x00, 8 << 3] + (6..<126).map { UInt8($0 % 251) }
+        let crc = SampleAESAudio.crc16(frame[2...])
+        frame += [UInt8(crc >> 8), UInt8(crc & 0xFF)]
+        #expect(SampleAESAudio.crc16(frame[2...]) == 0)
+        var payload = frame
+        try SampleAESAudio.transform(&payload, format: .ac3, cipher: try cipher(.encrypt))
+        #expect(payload.prefix(16) == frame.prefix(16) && payload != frame)
+        var decrypted = payload
+        try SampleAESAudio.transform(&decrypted, format: .ac3, cipher: try cipher(.decrypt))
+        #expect(decrypted == frame)
+        let wrong = try SampleAESCipher(key: Array(key.reversed()), iv: iv, direction: .decrypt)
+        #expect(throws: SampleAESError.self) { try SampleAESAudio.transform(&payload, format: .ac3, cipher: wrong) }
     }
 
     @Test func aKeyOfTheWrongLengthIsAnError() {

@@ -26,7 +26,12 @@ extension PackageFiles {
         do {
             clear = try SampleAESTransportStream.decrypt(Array(encrypted), key: key, iv: iv)
         } catch {
-            let kind: HLSDownloadError.Kind = error.kind == .invalidKey ? .invalidKey : .unsupportedEncryption
+            let kind: HLSDownloadError.Kind =
+                switch error.kind {
+                case .invalidKey: .invalidKey
+                case .checkFailed: .decryptionFailed
+                default: .unsupportedEncryption
+                }
             throw HLSDownloadError(kind, detail: "SAMPLE-AES: \(error)")
         }
         let temporary = destination + PackageLayout.clearSuffix

@@ -1,6 +1,7 @@
 /// AAC (ADTS) and AC-3 / E-AC-3 in SAMPLE-AES (HLS Sample Encryption §2.3): in each audio frame,
 /// after the ADTS header (AAC) and a 16-byte clear leader, every whole 16-byte block is encrypted;
-/// the last 0 to 15 bytes stay clear. Lengths never change.
+/// the last 0 to 15 bytes stay clear. Lengths never change. AC-3 frames carry a CRC over the
+/// encrypted bytes, checked after decryption: it tells a wrong key.
 enum SampleAESAudio {
     /// The audio syntax of a stream.
     enum Format: Sendable {
@@ -11,15 +12,39 @@ enum SampleAESAudio {
 
     /// Transforms every frame of a PES payload in place. Bytes before a frame's sync word are
     /// skipped to the next one; a frame running past the payload's end is left as it is.
-    static func transform(_ payload: inout [UInt8], format: Format, cipher: SampleAESCipher) {
+    ///
+    /// - Throws: ``SampleAESError`` `checkFailed` when a decrypted AC-3 or E-AC-3 frame that had
+    ///   encrypted blocks fails its CRC (ETSI TS 102 366 §7.10).
+    static func transform(
+        _ payload: inout [UInt8], format: Format, cipher: SampleAESCipher
+    ) throws(SampleAESError) {
         var position = 0
         while let frame = nextFrame(payload, from: position, format: format) {
             let start = frame.start + frame.headerLength + clearLeader
             let blocks = max(0, frame.end - start) / 16
             var chain = cipher.chain()
             chain.apply(&payload, start..<(start + blocks * 16))
+            if format == .ac3, cipher.direction == .decrypt, blocks > 0,
+                crc16(payload[(frame.start + 2)..<frame.end]) != 0
+            {
+                throw SampleAESError(
+                    .checkFailed,
+                    "an AC-3 frame of \(frame.end - frame.start) bytes fails its CRC after decryption "
+                        + "(wrong key or IV, or a damaged segment)")
+            }
             position = frame.end
         }
+    }
+
+    /// CRC-16 with the polynomial x^16 + x^15 + x^2 + 1, initial value 0, unreflected: over a whole
+    /// AC-3 or E-AC-3 frame after its sync word it is 0 (crc1 and crc2 make it so).
+    static func crc16(_ bytes: ArraySlice<UInt8>) -> UInt16 {
+        var crc: UInt16 = 0
+        for byte in bytes {
+            crc ^= UInt16(byte) << 8
+            for _ in 0..<8 { crc = crc & 0x8000 != 0 ? (crc << 1) ^ 0x8005 : crc << 1 }
+        }
+        return crc
     }
 
     /// A frame's extent in a payload.

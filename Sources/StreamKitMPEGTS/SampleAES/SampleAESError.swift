@@ -11,6 +11,9 @@ public struct SampleAESError: Error, Hashable, Sendable, CustomStringConvertible
         public static let unsupportedProgramTable = Kind("unsupported program table")
         /// The key or IV is not 16 bytes.
         public static let invalidKey = Kind("invalid key")
+        /// Decrypted samples fail their own check (an AC-3 frame's CRC): a wrong key or IV, or a
+        /// damaged segment. H.264 and AAC carry no check, so a wrong key there goes unnoticed.
+        public static let checkFailed = Kind("decrypted samples do not check")
 
         public var description: String { name }
     }

@@ -13,7 +13,8 @@ public enum SampleAESTransportStream {
     ///   - key: The 16-byte key.
     ///   - iv: The 16-byte IV (the key's, or the media sequence number's, as for AES-128).
     /// - Throws: ``SampleAESError`` when `segment` is not a transport stream, has no program map or
-    ///   one that cannot be rewritten, or the key or IV is not 16 bytes.
+    ///   one that cannot be rewritten, or the key or IV is not 16 bytes; `checkFailed` when an AC-3
+    ///   frame fails its CRC once decrypted (a wrong key: H.264 and AAC have no such check).
     public static func decrypt(_ segment: [UInt8], key: [UInt8], iv: [UInt8]) throws(SampleAESError) -> [UInt8] {
         try transform(segment, cipher: SampleAESCipher(key: key, iv: iv, direction: .decrypt))
     }
@@ -86,7 +87,7 @@ public enum SampleAESTransportStream {
                 case .h264: newPayload = SampleAESVideo.transform(bytes[payload], cipher: cipher)
                 case .adts, .ac3:
                     newPayload = Array(bytes[payload])
-                    SampleAESAudio.transform(
+                    try SampleAESAudio.transform(
                         &newPayload, format: stream.protection == .adts ? .adts : .ac3, cipher: cipher)
                 }
                 if newPayload.count == payload.count {
