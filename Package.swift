@@ -104,7 +104,9 @@ let package = Package(
         // files, the persistent queue, export.
         .target(
             name: "StreamKitDownloads",
-            dependencies: ["StreamKitCore", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitHLS"],
+            dependencies: [
+                "StreamKitCore", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitHLS", "StreamKitMPEGTS",
+            ],
             swiftSettings: strictSettings),
         // The server on 127.0.0.1: the library, the caching proxy and its playlist rewriting, the page.
         .target(
@@ -143,7 +145,7 @@ let package = Package(
         // Test-only: launchers for real servers (nginx, nginx-rtmp), ffmpeg fixtures, fault responders.
         .target(
             name: "StreamKitTestSupport",
-            dependencies: ["StreamKitCore"],
+            dependencies: ["StreamKitCore", "StreamKitMPEGTS"],
             swiftSettings: strictSettings),
 
         .testTarget(

@@ -57,7 +57,8 @@ import Testing
     }
 
     /// `--iv` is the IV of every AES-128 key: written in the local playlist (so the package plays
-    /// with it) and used to decrypt; SAMPLE-AES and a map with no IV of its own are left alone.
+    /// with it) and used to decrypt; SAMPLE-AES (decrypted with its own IV under `--decrypt`) and a
+    /// map with no IV of its own are left alone.
     @Test(arguments: [false, true]) func theGivenIVReplacesThePlaylists(decrypt: Bool) throws {
         let iv: [UInt8] = Array(0..<16)
         let text = """
@@ -84,13 +85,15 @@ import Testing
         let segmentFiles = files.filter { $0.kind == .segment }
         if decrypt {
             #expect(segmentFiles.prefix(2).map { $0.decryption?.iv } == [iv, iv])
-            #expect(segmentFiles[2].decryption == nil)
-            #expect(segments.prefix(2).allSatisfy { $0.localKeys.isEmpty })
+            #expect(
+                segmentFiles[2].decryption
+                    == Decryption(keyPath: "video/key-2.key", iv: AES128CBC.iv(mediaSequence: 9), scheme: .sampleAES))
+            #expect(segments.allSatisfy { $0.localKeys.isEmpty })
         } else {
             #expect(segments.prefix(2).map { $0.localKeys.first?.iv } == [iv, iv])
+            #expect(segments[2].localKeys.first?.method == .sampleAES)
+            #expect(segments[2].localKeys.first?.iv == nil)
         }
-        #expect(segments[2].localKeys.first?.method == .sampleAES)
-        #expect(segments[2].localKeys.first?.iv == nil)
 
         // Without a given IV, the playlist's stand: the sequence number's, then the written one.
         var plain = RenditionPlanner(rendition: 0, folder: "video", role: .main, decrypt: true, sharesRangedFiles: true)

@@ -137,7 +137,7 @@ import Testing
         #expect(overlapping.map(\.units) == [2, 1])
     }
 
-    @Test func keysAreStoredAndRewrittenAndDecryptDropsOnlyAES128() throws {
+    @Test func keysAreStoredAndRewrittenAndDecryptDropsAES128AndSampleAES() throws {
         let text = """
             #EXTM3U
             #EXT-X-VERSION:5
@@ -184,10 +184,33 @@ import Testing
         #expect(
             segmentFiles[0].decryption == Decryption(keyPath: "video/key-0.key", iv: AES128CBC.iv(mediaSequence: 7)))
         #expect(segmentFiles[1].decryption?.iv == Hex.decode("000102030405060708090a0b0c0d0e0f"))
-        #expect(segmentFiles[2].decryption == nil && segmentFiles[3].decryption == nil)
+        #expect(segmentFiles[2].decryption == nil)
+        #expect(
+            segmentFiles[3].decryption
+                == Decryption(keyPath: "video/key-2.key", iv: AES128CBC.iv(mediaSequence: 10), scheme: .sampleAES))
         let clear = PlaylistComposer.compose(decrypted.segments, header: header, target: .local).serialized()
-        #expect(!clear.contains("METHOD=AES-128"))
-        #expect(clear.contains("skd://drm/asset") && clear.contains("#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"key-2.key\""))
+        #expect(!clear.contains("METHOD=AES-128") && !clear.contains("key-2.key"))
+        // A DRM key (not identity) is no key of ours: it stays as written.
+        #expect(clear.contains("skd://drm/asset"))
+    }
+
+    /// SAMPLE-AES with a map is fMP4 `cbcs` (or TS whose tables are in the map): `--decrypt` refuses
+    /// it, naming the method and the format; without `--decrypt` it is planned as before.
+    @Test func decryptRefusesSampleAESWithAMap() throws {
+        let text = """
+            #EXTM3U
+            #EXT-X-VERSION:7
+            #EXT-X-TARGETDURATION:2
+            #EXT-X-KEY:METHOD=SAMPLE-AES,URI="k.bin"
+            #EXT-X-MAP:URI="init.mp4"
+            #EXTINF:2,
+            a.m4s
+            #EXT-X-ENDLIST
+            """
+        #expect(try plan(text).files.allSatisfy { $0.decryption == nil })
+        let error = try #require(throws: HLSDownloadError.self) { try plan(text, decrypt: true) }
+        #expect(error.kind == .unsupportedEncryption)
+        #expect(error.detail.contains("SAMPLE-AES") && error.detail.contains("fragmented MP4"), "\(error)")
     }
 
     @Test func mapsThatChangeMidPlaylistEachGetAFile() throws {

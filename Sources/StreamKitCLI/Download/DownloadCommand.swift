@@ -77,7 +77,7 @@ struct DownloadCommand: ParsableCommand {
         name: "subs-format", valueName: "format",
         help: "HLS: also merge each WebVTT subtitle rendition into one file, vtt or srt, beside its folder.")
     var subsFormat: SubtitleFormat?
-    @Flag(help: "Store AES-128 segments decrypted and drop their keys (SAMPLE-AES stays encrypted).")
+    @Flag(help: "Store AES-128 and SAMPLE-AES (MPEG-TS) segments decrypted and drop their keys.")
     var decrypt = false
     @OptionGroup var keys: KeyOptions
     @Flag(help: "Mark segments that still fail after retries as gaps and go on (exit code 2).")

@@ -110,7 +110,7 @@ extension HLSDownloadEngine {
             }
             do {
                 try PackageFiles.decrypt(
-                    encrypted, to: finalPath, key: key, iv: decryption.iv,
+                    encrypted, to: finalPath, key: key, iv: decryption.iv, scheme: decryption.scheme,
                     entityTag: etag.flatMap(EntityTag.init(headerValue:)))
             } catch {
                 PackageFiles.remove(encrypted)
@@ -284,7 +284,8 @@ extension HLSDownloadEngine {
                 throw HLSDownloadError(.invalidKey, path: file.path, detail: "the key \(decryption.keyPath) is missing")
             }
             do {
-                try PackageFiles.decrypt(partial, to: finalPath, key: key, iv: decryption.iv, entityTag: tag)
+                try PackageFiles.decrypt(
+                    partial, to: finalPath, key: key, iv: decryption.iv, scheme: decryption.scheme, entityTag: tag)
             } catch {
                 throw HLSDownloadError(error.kind, url: file.url, path: file.path, detail: error.detail)
             }

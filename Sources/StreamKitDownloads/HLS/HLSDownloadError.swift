@@ -32,6 +32,9 @@ public struct HLSDownloadError: KindedError {
         public static let rangeMismatch = Kind("byte range mismatch")
         /// An AES-128 segment did not decrypt (bad padding: wrong key or IV, or a damaged segment).
         public static let decryptionFailed = Kind("decryption failed")
+        /// `--decrypt` met an encryption it cannot undo: SAMPLE-AES in fragmented MP4 (`cbcs`) or in
+        /// packed audio, or a SAMPLE-AES segment whose program tables cannot be rewritten.
+        public static let unsupportedEncryption = Kind("unsupported encryption")
         /// A `--section` does not fit the stream (it starts after the end; more than one for a
         /// live recording), or an `--exclude-segments` pattern is not a regular expression.
         public static let invalidSegmentFilter = Kind("invalid segment filter")

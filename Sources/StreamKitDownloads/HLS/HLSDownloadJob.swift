@@ -81,8 +81,9 @@ extension HLSSelection: Codable {
 public struct HLSDownloadOptions: Hashable, Sendable {
     /// Transfers at once (`-j`); the client should allow as many connections per host.
     public var connections: Int
-    /// Store AES-128 segments decrypted and drop their key tags (`--decrypt`). SAMPLE-AES is always
-    /// kept encrypted, with its key stored.
+    /// Store AES-128 segments and SAMPLE-AES MPEG-TS segments decrypted and drop their key tags
+    /// (`--decrypt`). SAMPLE-AES with a map (fMP4 `cbcs`) fails the download with
+    /// ``HLSDownloadError/Kind-swift.struct/unsupportedEncryption``; SAMPLE-AES-CTR stays encrypted.
     public var decrypt: Bool
     /// A segment that still fails after retries becomes a gap instead of failing the download: left
     /// out of the package's playlist (see ``gapTags``) and recorded in `package.json`, so that a
@@ -183,7 +184,7 @@ public struct HLSDownloadJob: Hashable, Sendable {
     /// - Parameters:
     ///   - source: The playlist URL as given.
     ///   - selection: The selection.
-    ///   - decrypt: Whether AES-128 segments are stored decrypted.
+    ///   - decrypt: Whether AES-128 and SAMPLE-AES segments are stored decrypted.
     ///   - salt: A secret of the place the package is kept (``DownloadManager/idSalt(directory:)``),
     ///     so that the id cannot be told from the URL; empty for none.
     /// - Returns: The id, such as `3f2a9c1b7d4e5f60`.

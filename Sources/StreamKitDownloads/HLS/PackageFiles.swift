@@ -45,11 +45,16 @@ enum PackageFiles {
         return descriptor
     }
 
-    /// Decrypts the AES-128-CBC file `source` (PKCS#7 padding) into `destination`, through a
-    /// temporary name, 1 MB at a time.
+    /// Decrypts `source` into `destination` through a temporary name: an AES-128-CBC file (PKCS#7
+    /// padding) 1 MB at a time, or a SAMPLE-AES MPEG-TS segment whole.
     static func decrypt(
-        _ source: String, to destination: String, key: [UInt8], iv: [UInt8], entityTag: EntityTag? = nil
+        _ source: String, to destination: String, key: [UInt8], iv: [UInt8],
+        scheme: Decryption.Scheme = .wholeFile, entityTag: EntityTag? = nil
     ) throws(HLSDownloadError) {
+        if scheme == .sampleAES {
+            try decryptSampleAES(source, to: destination, key: key, iv: iv, entityTag: entityTag)
+            return
+        }
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else {
             throw HLSDownloadError(writeFailed: SystemError.current("open", subject: source))

@@ -84,7 +84,7 @@ public struct PackageManifest: Codable, Sendable, Hashable {
     public var masterURL: String?
     /// The selection words.
     public var selection: HLSSelection
-    /// Whether AES-128 segments are stored decrypted.
+    /// Whether AES-128 and SAMPLE-AES (MPEG-TS) segments are stored decrypted.
     public var decrypt: Bool
     /// Whether the source is a live playlist being recorded.
     public var live: Bool

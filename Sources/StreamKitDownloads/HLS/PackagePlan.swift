@@ -2,12 +2,21 @@ import Foundation
 import StreamKitCore
 import StreamKitHLS
 
-/// How a file is decrypted after download (`--decrypt`, AES-128 only).
+/// How a file is decrypted after download (`--decrypt`): AES-128 files, SAMPLE-AES MPEG-TS segments.
 struct Decryption: Hashable, Sendable {
+    /// What the key encrypts.
+    enum Scheme: Hashable, Sendable {
+        /// `METHOD=AES-128`: the whole file, CBC with PKCS#7 padding.
+        case wholeFile
+        /// `METHOD=SAMPLE-AES` in MPEG-TS: the media samples (``SampleAESTransportStream``).
+        case sampleAES
+    }
+
     /// The package path of the key file.
     var keyPath: String
     /// The 16-byte IV.
     var iv: [UInt8]
+    var scheme: Scheme = .wholeFile
 }
 
 /// A file of the package and where its bytes come from.
@@ -72,7 +81,8 @@ struct RecordedSegment: Hashable, Sendable {
     var local: LocalReference
     /// How the local playlist refers to its map.
     var localMap: LocalReference?
-    /// The keys as the local playlist writes them (relative URIs; AES-128 dropped with `--decrypt`).
+    /// The keys as the local playlist writes them (relative URIs; AES-128 and SAMPLE-AES in MPEG-TS
+    /// dropped with `--decrypt`).
     var localKeys: [EncryptionKey]
     /// The AES-128 key the local playlist must have in effect where it writes the map: the map's
     /// own key when the package keeps the map encrypted, else none (a clear map).
@@ -193,6 +203,21 @@ struct RenditionPlanner: Sendable {
                 let path = keyFile(uri)
                 if decrypt && key.method == .aes128 {
                     decryption = Decryption(keyPath: path, iv: key.iv)
+                    continue
+                }
+                if decrypt && key.method == .sampleAES {
+                    // Only MPEG-TS is decrypted; with a map the samples are fMP4 `cbcs` (or TS whose
+                    // program tables are in the map), which is refused rather than kept encrypted
+                    // under a playlist that says it is clear.
+                    guard resolved.map == nil else {
+                        throw HLSDownloadError(
+                            .unsupportedEncryption, url: resolved.uri,
+                            detail:
+                                "--decrypt cannot decrypt METHOD=SAMPLE-AES segments with an EXT-X-MAP "
+                                + "(fragmented MP4, cbcs) in \(playlistURL); download without --decrypt to "
+                                + "keep them encrypted with their key")
+                    }
+                    decryption = Decryption(keyPath: path, iv: key.iv, scheme: .sampleAES)
                     continue
                 }
                 written.uri = Self.name(of: path)
