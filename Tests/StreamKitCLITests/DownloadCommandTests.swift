@@ -92,8 +92,8 @@ import Testing
                                           expression (ads); repeatable.
                   --subs-format <format>  HLS: also merge each WebVTT subtitle rendition into
                                           one file, vtt or srt, beside its folder.
-                  --decrypt               Store AES-128 segments decrypted and drop their keys
-                                          (SAMPLE-AES stays encrypted).
+                  --decrypt               Store AES-128 and SAMPLE-AES (MPEG-TS) segments
+                                          decrypted and drop their keys.
                   --key <hex>             HLS: one AES-128 key (32 hex digits) for every key
                                           URI; no key is then fetched.
                   --key-file <uri=file>   HLS: the key of one key URI (absolute, or as the media
