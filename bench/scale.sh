@@ -16,6 +16,10 @@
 #              disk and the network do not hide the download's own costs. DOWNLOAD_SIZES sets the
 #              sizes ("10000 100000" by default; 1000000 takes about ten minutes).
 #              Targets: time and RSS linear; RSS at 10^6 under 400 MB.
+#   library    `streamkit serve` of a library of 100 and 1,000 packages (copies of one downloaded
+#              300-segment package): the time to its ready line, the first page (while serve's
+#              own first read of the items runs), the page warm (median of 10) and serve's peak
+#              RSS. Targets: start-up and the page under 200 ms, memory flat in the packages.
 # The raw JSON lines are kept in bench/work/scale/results.jsonl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +29,7 @@ mkdir -p "$work"
 results="$work/results.jsonl"
 : >"$results"
 sections=("$@")
-[ ${#sections[@]} -gt 0 ] || sections=(playlists downloads)
+[ ${#sections[@]} -gt 0 ] || sections=(playlists downloads library)
 home=/dev/shm/streamkit-scale-$$
 nginx_pids=()
 cleanup() {
@@ -135,6 +139,45 @@ with open(path, "w") as out:
                 --home "$home" -j 8 --json
         done
         table downloads
+        ;;
+    library)
+        echo "== library: serve"
+        www="$work/www"
+        mkdir -p "$www"
+        chmod 755 "$work" "$www"
+        python3 -c 'import sys; open(sys.argv[1], "wb").write((bytes([0x47, 0x1F, 0xFF, 0x10]) + b"\xff" * 184) * 4)' \
+            "$www/tiny.ts"
+        python3 -c '
+import sys
+with open(sys.argv[1], "w") as out:
+    out.write("#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-PLAYLIST-TYPE:VOD\n")
+    for index in range(300):
+        out.write(f"#EXTINF:2.000,\nseg/{index}.ts\n")
+    out.write("#EXT-X-ENDLIST\n")
+' "$www/tiny-300.m3u8"
+        [ -n "${origin:-}" ] || start_nginx "$www"
+        rm -rf "$home"
+        "$streamkit" download "$origin/tiny-300.m3u8" --home "$home" -j 8 >/dev/null 2>&1
+        model=$(ls "$home/library")
+        for packages in 100 1000; do
+            # Copies of the one package under ids of their own, up to the size wanted.
+            existing=$(ls "$home/library" | wc -l)
+            for index in $(seq "$existing" $((packages - 1))); do
+                id=$(printf '%016x' $((0x100000 + index)))
+                cp -r "$home/library/$model" "$home/library/$id"
+                sed -i "s/$model/$id/g" "$home/library/$id/package.json"
+            done
+            python3 bench/serve-library.py "$streamkit" "$home" "$packages" | tee -a "$results"
+        done
+        python3 - "$results" <<'PY'
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1]) if '"library"' in line]
+print("| packages | ready s | first page s | warm page s (median of 10) | page KB | serve peak RSS MB |")
+print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+for row in rows:
+    print(f"| {row['size']:,} | {row['ready_s']:.3f} | {row['first_page_s']:.3f} | {row['warm_page_s']:.3f} | "
+          f"{row['page_bytes'] / 1024:.0f} | {row['max_rss_mb']:.1f} |")
+PY
         ;;
     *)
         echo "unknown section: $section" >&2
