@@ -160,6 +160,47 @@ struct QueueRTMPRecordingTests {
         await nginx.stop()
     }
 
+    @Test func stopStartAndRemoveARecording() async throws {
+        let nginx = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
+        let url = nginx.rtmpURL(application: "live", stream: "paused")
+        let publisher = try Self.publisher(url, seconds: 60)
+        try await nginx.waitForErrorLog("publish: name='paused'")
+        let home = try TestRun.makeTemporaryDirectory("queue-rtmp-stop-home")
+        let id = try await Self.add([url, "--duration", "10", "--hls", "--start"], home: home)
+
+        // `queue stop` reaches the running `queue run`: the files end whole, the package says stopped.
+        let first = try Self.queueRun(home: home)
+        #expect(
+            try await eventually(timeout: .seconds(40)) {
+                (try await Self.listed(id, home: home)?.recordedSeconds ?? 0) >= 3
+            })
+        let (code, stop) = await QueueCommandTests.run(["queue", "stop", id, "--home", home.path])
+        #expect(code == .success, "\(stop.errorOutput.text)")
+        #expect(try await first.wait(timeout: .seconds(30)) == 0, "\(first.standardError)")
+        let stopped = try #require(try await Self.listed(id, home: home))
+        #expect(stopped.state == .stopped && (stopped.recordedSeconds ?? 0) >= 3, "\(stopped)")
+        let file = stopped.location + "/paused.flv"
+        let partial = try await Self.probedDuration(file)
+        #expect(abs(partial - (stopped.recordedSeconds ?? 0)) < 0.6, "ffprobe reads \(partial) s, \(stopped)")
+        let record = try String(contentsOfFile: stopped.location + "/package.json", encoding: .utf8)
+        #expect(record.contains("\"status\" : \"stopped\""), "\(record)")
+
+        // Started again, it records the rest into the same file.
+        #expect(await QueueCommandTests.run(["queue", "start", id, "--home", home.path]).0 == .success)
+        let second = try Self.queueRun(home: home)
+        #expect(try await second.wait(timeout: .seconds(60)) == 0, "\(second.standardError)")
+        let done = try #require(try await Self.listed(id, home: home))
+        let total = try await Self.probedDuration(file)
+        #expect(done.state == .success && abs(total - 10) < 0.3, "\(done), ffprobe reads \(total) s")
+
+        // Removed, its folder goes.
+        #expect(await QueueCommandTests.run(["queue", "remove", id, "--home", home.path]).0 == .success)
+        #expect(!FileManager.default.fileExists(atPath: done.location))
+
+        await publisher.stop()
+        await nginx.stop()
+    }
+
     @Test func anUnreachableServerFailsTheTaskAfterTheRetries() async throws {
         let refusing = try LocalNetwork.refusingPort()
         let home = try TestRun.makeTemporaryDirectory("queue-rtmp-refused-home")
