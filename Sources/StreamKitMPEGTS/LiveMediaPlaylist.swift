@@ -21,6 +21,23 @@ public struct LiveMediaPlaylist: Sendable {
             version: 3, targetDuration: Int((Double(aim) / 1_000).rounded(.up)), playlistType: .event)
     }
 
+    /// Continues the playlist `earlier` (its file's bytes), written by a recording that stopped
+    /// without ending it (a process that was killed, a task resumed): its segments and target
+    /// duration stay, and `EXT-X-ENDLIST` goes.
+    ///
+    /// - Parameters:
+    ///   - earlier: The media playlist written before.
+    ///   - targetDuration: The segment duration aimed at, in seconds (used only if `earlier` has no target duration).
+    /// - Returns: `nil` when `earlier` is not a media playlist with segments.
+    public init?(continuing earlier: [UInt8], targetDuration: Double) {
+        guard case .media(let parsed) = try? Playlist.parse(earlier).playlist, !parsed.segments.isEmpty else {
+            return nil
+        }
+        self.init(targetDuration: targetDuration)
+        playlist.targetDuration = parsed.targetDuration ?? playlist.targetDuration
+        playlist.segments = parsed.segments
+    }
+
     /// The target duration in whole seconds for segments cut at the first key frame after `aim`
     /// milliseconds in a stream whose key frames come every `keyFrameInterval` milliseconds (0 when
     /// unknown: audio only, or one key frame so far): the multiple of the interval that reaches the

@@ -14,15 +14,24 @@ struct QueueAddCommand: ParsableCommand {
             An HLS URL (.m3u8, or answered as a playlist) becomes a package; anything else a file fetched \
             over -j range connections. The task waits stopped unless --start is given or the queue's \
             autostart is on (`queue config --autostart on`); the same URL and selection cannot be queued twice.
+
+            An rtmp:// or rtmps:// URL becomes a recording of --duration (required) into an FLV file in \
+            the task's folder, with --hls also a live HLS package that `streamkit serve` plays while it \
+            records. A run that stops early (the stream ends, no media for --idle-timeout, a lost \
+            connection, `queue run` killed) is followed by another that appends to the file, until it \
+            holds the duration. Every add of a stream is a recording of its own.
             """,
         examples: [
             .init(
                 "Queue a stream with French audio",
                 "streamkit queue add https://example.com/show/master.m3u8 --audio fr --title Show"),
             .init("Queue a file and start it", "streamkit queue add https://example.com/talk.mp4 --start"),
+            .init(
+                "Record an hour of a live stream, playable while it records",
+                "streamkit queue add rtmp://example.com/live/show --duration 1h --hls --start"),
         ])
 
-    @Argument(valueName: "url", help: "The http or https URL.") var url: String
+    @Argument(valueName: "url", help: "The http, https, rtmp or rtmps URL.") var url: String
     @Option(valueName: "title", help: "A title for lists (default: the URL's file name).") var title: String?
     @Option(valueName: "kind", help: "auto, hls or file.") var kind = Kind.auto
     @OptionGroup var selection = SelectionOptions(
@@ -41,6 +50,12 @@ struct QueueAddCommand: ParsableCommand {
             "HLS: once downloaded, also write the main rendition as this one .ts or .mp4 file (the segments' own "
             + "container).")
     var export: String?
+    @Option(valueName: "length", help: "RTMP: the media time to record in all: 90s, 45m, 1h30m or 1:30:00.")
+    var duration: RecordingLength?
+    @Flag(help: "RTMP: also write a live HLS package, served by `streamkit serve` while it records.")
+    var hls = false
+    @Option(valueName: "seconds", help: "RTMP: a run ends when no media arrives for this long (default 10).")
+    var idleTimeout: Double?
     @Flag(help: "Start the task at once (queue it ready).") var start = false
     @OptionGroup var home: HomeOptions
     @OptionGroup var format = JSONOutputOptions(help: "Print the task as a JSON line.")
@@ -56,7 +71,20 @@ struct QueueAddCommand: ParsableCommand {
 
     init() {}
 
+    /// Whether the URL is a live stream to record.
+    var isRecording: Bool {
+        let scheme = url.prefix(while: { $0 != ":" }).lowercased()
+        return scheme == "rtmp" || scheme == "rtmps"
+    }
+
     mutating func validate() throws {
+        if isRecording {
+            try validateRecording()
+            return
+        }
+        guard duration == nil && !hls && idleTimeout == nil else {
+            throw ValidationError("--duration, --hls and --idle-timeout are for rtmp:// recordings, not '\(url)'")
+        }
         let scheme = url.prefix(while: { $0 != ":" }).lowercased()
         guard scheme == "http" || scheme == "https", URLComponents(string: url)?.host?.isEmpty == false else {
             throw ValidationError("<url> must be an http or https URL, got '\(url)'")
@@ -71,9 +99,27 @@ struct QueueAddCommand: ParsableCommand {
         }
     }
 
+    /// A recording needs a host, an end, and none of the options of downloads.
+    private func validateRecording() throws {
+        guard URLComponents(string: url)?.host?.isEmpty == false else {
+            throw ValidationError("<url> must name a host, got '\(url)'")
+        }
+        try URLCredentialCheck.refuse(url)
+        guard duration != nil else {
+            throw ValidationError(
+                "an rtmp URL is recorded and a queued recording must end: give --duration, such as 1h")
+        }
+        if let idleTimeout, !(idleTimeout > 0) {
+            throw ValidationError("--idle-timeout must be positive, got \(idleTimeout)")
+        }
+        guard kind == .auto, export == nil, !decrypt else {
+            throw ValidationError("--kind, --export and --decrypt are for http(s) downloads, not recordings")
+        }
+    }
+
     func run(_ context: CommandContext) async throws {
         let requestHeaders = headers.httpHeaders
-        var resolvedKind = DownloadKind(rawValue: kind.rawValue)
+        var resolvedKind = isRecording ? .rtmp : DownloadKind(rawValue: kind.rawValue)
         if resolvedKind == nil {
             let client = try HTTPClient(configuration: HTTPClientConfiguration(environment: context.environment))
             resolvedKind =
@@ -88,6 +134,10 @@ struct QueueAddCommand: ParsableCommand {
             exportPath: export.map { URL(fileURLWithPath: $0).standardizedFileURL.path })
         // Kept only in the task's secrets file, like credential headers.
         request.userKeys = try keys.userKeys()
+        if let duration, isRecording {
+            request.recording = LiveRecordingSettings(
+                duration: duration.seconds, idleTimeout: idleTimeout ?? 10, hls: hls)
+        }
         let answer = try await QueueAccess.perform(
             .add(request, autoStart: start ? true : nil), home: home, context: context)
         if let error = answer.error {

@@ -42,6 +42,12 @@ struct QueueInfoCommand: ParsableCommand {
             if let selection = task.selection { fields.append(("selection", "\(selection)")) }
             if let export = task.exportPath { fields.append(("export", export)) }
         }
+        if let recording = task.recording {
+            let recorded = QueueListCommand.clock(task.recordedSeconds ?? 0)
+            fields.append(("recorded", "\(recorded) of \(QueueListCommand.clock(recording.duration))"))
+            fields.append(("idle timeout", "\(recording.idleTimeout) s"))
+            fields.append(("hls", recording.hls ? "yes (served live from the library)" : "no"))
+        }
         for header in task.headers { fields.append(("header", header)) }
         if let thumbnail = task.thumbnailURL { fields.append(("thumbnail", thumbnail)) }
         if let error = task.lastError { fields.append(("error", error)) }

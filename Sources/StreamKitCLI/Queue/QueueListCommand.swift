@@ -29,9 +29,15 @@ struct QueueListCommand: ParsableCommand {
         context.write("ID                STATE      DONE     BYTES                 SPEED       TITLE\n")
         for task in tasks {
             let percent = String(format: "%5.1f%%", task.progress * 100)
-            let bytes =
+            var bytes =
                 ByteCountText.format(Double(task.bytesDone)) + " / "
                 + (task.bytesExpected.map { ByteCountText.format(Double($0)) } ?? "?")
+            if let recording = task.recording {
+                // A recording's measure is time: seconds recorded of the duration, then the file's size.
+                bytes =
+                    Self.clock(task.recordedSeconds ?? 0) + " / " + Self.clock(recording.duration) + ", "
+                    + ByteCountText.format(Double(task.bytesDone))
+            }
             let speed = task.state == .running ? ByteCountText.format(task.bytesPerSecond) + "/s" : "-"
             var line = task.id + "  " + task.state.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0) + "  "
             line += percent + "  " + bytes.padding(toLength: 20, withPad: " ", startingAt: 0) + "  "
@@ -41,5 +47,13 @@ struct QueueListCommand: ParsableCommand {
             }
             context.write(line)
         }
+    }
+
+    /// `seconds` as `H:MM:SS`, or `M:SS` under an hour.
+    static func clock(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded())
+        let two = { (value: Int) in value < 10 ? "0\(value)" : "\(value)" }
+        return whole >= 3600
+            ? "\(whole / 3600):\(two(whole / 60 % 60)):\(two(whole % 60))" : "\(whole / 60):\(two(whole % 60))"
     }
 }

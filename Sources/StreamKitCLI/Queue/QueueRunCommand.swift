@@ -42,7 +42,8 @@ struct QueueRunCommand: ParsableCommand {
         do {
             manager = try await DownloadManager(
                 configuration: DownloadManagerConfiguration(
-                    directory: directory, userAgent: "streamkit/\(streamKitVersion)"))
+                    directory: directory, userAgent: "streamkit/\(streamKitVersion)", liveRecorder: QueueRTMPRecorder())
+            )
             if let maxConcurrent { try await manager.setMaximumConcurrentDownloads(maxConcurrent) }
             if let limitRate { try await manager.setBandwidthLimit(limitRate.bytesPerSecond) }
         } catch {

@@ -22,8 +22,9 @@ final class QueueRunPrinter: Sendable {
                 context.write(
                     "{\"event\":\"state\",\"id\":\"\(info.id)\",\"from\":\"\(from)\",\"to\":\"\(info.state)\"}\n")
             case .progress(let info):
+                let seconds = info.recordedSeconds.map { ",\"seconds\":\(ByteCountText.fixed($0, digits: 3))" } ?? ""
                 context.write(
-                    "{\"event\":\"progress\",\"id\":\"\(info.id)\",\"bytes\":\(info.bytesDone),\"expected\":\(info.bytesExpected.map(String.init) ?? "null"),\"speed\":\(Int64(info.bytesPerSecond))}\n"
+                    "{\"event\":\"progress\",\"id\":\"\(info.id)\",\"bytes\":\(info.bytesDone),\"expected\":\(info.bytesExpected.map(String.init) ?? "null"),\"speed\":\(Int64(info.bytesPerSecond))\(seconds)}\n"
                 )
             case .completed(let info):
                 context.write("{\"event\":\"completed\",\"task\":\(QueueAccess.jsonLine(info).dropLast())}\n")
@@ -61,6 +62,14 @@ final class QueueRunPrinter: Sendable {
         guard !running.isEmpty else { return }
         display.update(
             running.map { task in
+                if let recording = task.recording {
+                    // A recording ends with its duration, whatever the bytes.
+                    let recorded = task.recordedSeconds ?? 0
+                    return ProgressLine(
+                        label: task.title, fraction: task.progress, bytes: task.bytesDone, totalBytes: nil,
+                        bytesPerSecond: task.bytesPerSecond > 0 ? task.bytesPerSecond : nil,
+                        secondsRemaining: max(0, recording.duration - recorded))
+                }
                 let left =
                     task.bytesExpected.map { total in
                         task.bytesPerSecond > 0 ? Double(max(total - task.bytesDone, 0)) / task.bytesPerSecond : nil

@@ -12,7 +12,7 @@ public enum QueueSummaries {
         return try DownloadQueueRemote.tasks(directory: home).map { task in
             let location = URL(fileURLWithPath: task.location).standardizedFileURL.path
             let playable =
-                task.kind == .hls && location == library + task.id
+                task.kind != .file && location == library + task.id
                 && FileManager.default.fileExists(atPath: location + "/" + MediaLibrary.entryName)
             return QueueTaskSummary(
                 id: task.id, title: task.title, url: task.url, kind: task.kind.rawValue, state: "\(task.state)",

@@ -82,7 +82,9 @@ final class DownloadIndex: @unchecked Sendable {
                     file_length INTEGER,
                     file_validator TEXT,
                     file_ranges TEXT NOT NULL DEFAULT '[]',
-                    export_path TEXT
+                    export_path TEXT,
+                    recording TEXT,
+                    recorded_seconds REAL
                 );
                 CREATE TABLE IF NOT EXISTS settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);
                 CREATE TABLE IF NOT EXISTS requests(
@@ -93,10 +95,11 @@ final class DownloadIndex: @unchecked Sendable {
                     done INTEGER NOT NULL DEFAULT 0
                 );
                 """)
-            // Queues made before the export step lack its column.
+            // Queues made before the export step, or before recordings, lack their columns.
             let columns = try database.query("PRAGMA table_info(tasks)").compactMap { $0.text("name") }
-            if !columns.contains("export_path") {
-                try database.execute("ALTER TABLE tasks ADD COLUMN export_path TEXT")
+            for (name, type) in [("export_path", "TEXT"), ("recording", "TEXT"), ("recorded_seconds", "REAL")]
+            where !columns.contains(name) {
+                try database.execute("ALTER TABLE tasks ADD COLUMN \(name) \(type)")
             }
         } catch let error as DownloadManagerError {
             throw error
@@ -149,11 +152,12 @@ final class DownloadIndex: @unchecked Sendable {
         try run {
             let selection = try info.selection.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
             let headers = String(decoding: try JSONEncoder().encode(info.headers), as: UTF8.self)
+            let recording = try info.recording.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
             try database.query(
                 """
                 INSERT INTO tasks(id, url, kind, selection, decrypt, file_type, title, thumbnail, state, created_at,
-                    location, connections, headers, export_path)
-                VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    location, connections, headers, export_path, recording, recorded_seconds)
+                VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
                     .text(info.id), .text(info.url), .text(info.kind.rawValue),
@@ -163,24 +167,26 @@ final class DownloadIndex: @unchecked Sendable {
                     .real(info.createdAt.timeIntervalSince1970), .text(info.location),
                     .integer(Int64(info.connections)),
                     .text(headers), info.exportPath.map(SQLiteValue.text) ?? .null,
+                    recording.map(SQLiteValue.text) ?? .null, info.recordedSeconds.map(SQLiteValue.real) ?? .null,
                 ])
             return database.lastInsertRowID
         }
     }
 
-    /// Saves the changing fields of `info`: state, progress, bytes, error, finish time.
+    /// Saves the changing fields of `info`: state, progress, bytes, seconds recorded, error, finish time.
     func update(_ info: DownloadTaskInfo) throws(DownloadManagerError) {
         try run {
             try database.query(
                 """
                 UPDATE tasks SET state = ?, progress = ?, bytes_done = ?, bytes_expected = ?, post_progress = ?,
-                    speed = ?, last_error = ?, finished_at = ? WHERE id = ?
+                    speed = ?, last_error = ?, finished_at = ?, recorded_seconds = ? WHERE id = ?
                 """,
                 [
                     .text(info.state.rawValue), .real(info.progress), .integer(info.bytesDone),
                     info.bytesExpected.map(SQLiteValue.integer) ?? .null, .real(info.postProcessingProgress),
                     .real(info.bytesPerSecond), info.lastError.map(SQLiteValue.text) ?? .null,
-                    info.finishedAt.map { .real($0.timeIntervalSince1970) } ?? .null, .text(info.id),
+                    info.finishedAt.map { .real($0.timeIntervalSince1970) } ?? .null,
+                    info.recordedSeconds.map(SQLiteValue.real) ?? .null, .text(info.id),
                 ])
         }
     }
@@ -303,6 +309,9 @@ final class DownloadIndex: @unchecked Sendable {
             try JSONDecoder().decode(HLSSelection.self, from: Data($0.utf8))
         }
         let headers = try JSONDecoder().decode([String].self, from: Data((row.text("headers") ?? "[]").utf8))
+        let recording = try row.text("recording").map {
+            try JSONDecoder().decode(LiveRecordingSettings.self, from: Data($0.utf8))
+        }
         return DownloadTaskInfo(
             id: row.text("id") ?? "", queueID: row.integer("queue_id") ?? 0, url: row.text("url") ?? "",
             kind: DownloadKind(rawValue: row.text("kind") ?? "") ?? .file, selection: selection,
@@ -315,6 +324,6 @@ final class DownloadIndex: @unchecked Sendable {
             createdAt: Date(timeIntervalSince1970: row.real("created_at") ?? 0),
             finishedAt: row.real("finished_at").map { Date(timeIntervalSince1970: $0) },
             location: row.text("location") ?? "", connections: Int(row.integer("connections") ?? 1), headers: headers,
-            exportPath: row.text("export_path"))
+            exportPath: row.text("export_path"), recording: recording, recordedSeconds: row.real("recorded_seconds"))
     }
 }

@@ -19,7 +19,7 @@ extension DownloadManager {
             return
         }
         let target =
-            info.kind == .hls ? info.location : URL(fileURLWithPath: info.location).deletingLastPathComponent().path
+            info.kind == .file ? URL(fileURLWithPath: info.location).deletingLastPathComponent().path : info.location
         try? FileManager.default.removeItem(atPath: target)
     }
 

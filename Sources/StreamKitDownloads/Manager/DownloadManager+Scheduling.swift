@@ -99,7 +99,7 @@ extension DownloadManager {
             for await report in reports {
                 await self.reportProgress(
                     info.id, done: report.done, expected: report.expected, fraction: report.fraction,
-                    speed: report.speed)
+                    speed: report.speed, seconds: report.seconds)
             }
         }
         let progress = ProgressGate.Sink(gate: gate, continuation: sink)
@@ -122,6 +122,15 @@ extension DownloadManager {
                     policy: DownloadFailurePolicy(configuration.fileOptions), idSalt: idSalt,
                     headers: try requestHeaders(of: info), userKeys: userKeys(ofTask: info.id))
                 try await runner.run(progress: progress, postProcessing: { stepSink.yield($0) })
+            case .rtmp:
+                guard let recorder = configuration.liveRecorder else {
+                    throw DownloadManagerError(
+                        .invalidArgument, "this process cannot record \(info.url): it has no live recorder",
+                        taskID: info.id)
+                }
+                let runner = RecordingTaskRunner(
+                    info: info, recorder: recorder, policy: DownloadFailurePolicy(configuration.fileOptions))
+                try await runner.run(progress: progress)
             }
         } catch {
             failure = Task.isCancelled ? CancellationError() : error

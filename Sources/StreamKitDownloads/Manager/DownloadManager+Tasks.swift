@@ -31,10 +31,7 @@ extension DownloadManager {
     ) throws(DownloadManagerError)
         -> DownloadTaskInfo
     {
-        let scheme = request.url.prefix(while: { $0 != ":" }).lowercased()
-        guard scheme == "http" || scheme == "https", URLComponents(string: request.url)?.host?.isEmpty == false else {
-            throw DownloadManagerError(.invalidArgument, "not an http or https URL: '\(request.url)'")
-        }
+        try Self.checkSource(of: request)
         // The index records the URL: a password in it would be stored in clear.
         guard !URLUserInfo.isPresent(in: request.url) else {
             throw DownloadManagerError(.invalidArgument, "\(URLUserInfo.refusal); send an Authorization header instead")
@@ -47,12 +44,13 @@ extension DownloadManager {
             }
         }
         let id = request.taskID(salt: idSalt)
+        let isRecording = request.kind == .rtmp
         if tasks[id] != nil {
             throw DownloadManagerError(.duplicateTask, "\(request.url) is in the queue already", taskID: id)
         }
         let folder = downloadDirectory.appendingPathComponent(id, isDirectory: true)
         var name = Self.fileName(fromURL: request.url)
-        var location = request.kind == .hls ? folder.path : folder.appendingPathComponent(name).path
+        var location = request.kind == .file ? folder.appendingPathComponent(name).path : folder.path
         if let chosen = request.location {
             // A place the user chose: the engine makes it (and names what is wrong with it).
             location = chosen
@@ -69,7 +67,8 @@ extension DownloadManager {
             state: .preparing, progress: 0, bytesDone: 0, bytesExpected: nil, bytesPerSecond: 0,
             postProcessingProgress: 0, lastError: nil, createdAt: Date(), finishedAt: nil, location: location,
             connections: request.connections ?? (request.kind == .hls ? 8 : configuration.fileOptions.connections),
-            headers: headers, exportPath: request.exportPath)
+            headers: headers, exportPath: request.exportPath, recording: isRecording ? request.recording : nil,
+            recordedSeconds: isRecording ? 0 : nil)
         do {
             info.queueID = try index.insert(info)
         } catch {
@@ -93,6 +92,33 @@ extension DownloadManager {
         try move(id, to: scheduler.stateForAddedTask(autoStart: autoStart))
         resumeQueue()
         return tasks[id] ?? info
+    }
+
+    /// Refuses a request whose URL does not fit its kind: http(s) for HLS and files, rtmp(s) with
+    /// a positive duration for a recording, which has no place of the user's and no export.
+    private static func checkSource(of request: DownloadRequest) throws(DownloadManagerError) {
+        let scheme = request.url.prefix(while: { $0 != ":" }).lowercased()
+        let hasHost = URLComponents(string: request.url)?.host?.isEmpty == false
+        guard request.kind == .rtmp else {
+            guard scheme == "http" || scheme == "https", hasHost else {
+                let hint = scheme.hasPrefix("rtmp") ? " (an RTMP stream is recorded by a task of kind rtmp)" : ""
+                throw DownloadManagerError(.invalidArgument, "not an http or https URL: '\(request.url)'" + hint)
+            }
+            return
+        }
+        guard scheme == "rtmp" || scheme == "rtmps", hasHost else {
+            throw DownloadManagerError(.invalidArgument, "a recording needs an rtmp or rtmps URL, not '\(request.url)'")
+        }
+        guard let recording = request.recording, recording.duration > 0, recording.duration.isFinite else {
+            throw DownloadManagerError(
+                .invalidArgument, "a recording needs a positive duration: a queued recording must end")
+        }
+        guard recording.idleTimeout > 0, recording.idleTimeout.isFinite else {
+            throw DownloadManagerError(.invalidArgument, "a recording's idle timeout must be positive")
+        }
+        guard request.location == nil, request.exportPath == nil else {
+            throw DownloadManagerError(.invalidArgument, "a recording is kept in its own folder, with no export")
+        }
     }
 
     /// Queues every stopped or failed task.

@@ -257,9 +257,11 @@ public actor DownloadManager {
     public func localItems() -> [LocalDownloadItem] {
         completedTasks().compactMap { info in
             let file =
-                info.kind == .hls
-                ? URL(fileURLWithPath: info.location).appendingPathComponent("index.m3u8")
-                : URL(fileURLWithPath: info.location)
+                switch info.kind {
+                case .hls: URL(fileURLWithPath: info.location).appendingPathComponent("index.m3u8")
+                case .file: URL(fileURLWithPath: info.location)
+                case .rtmp: URL(fileURLWithPath: info.recordingFile)
+                }
             guard FileManager.default.fileExists(atPath: file.path) else { return nil }
             return LocalDownloadItem(
                 id: info.id, title: info.title, fileType: info.fileType, playableFile: file,
@@ -304,9 +306,12 @@ public actor DownloadManager {
 
     // MARK: Progress
 
-    func reportProgress(_ id: String, done: Int64, expected: Int64?, fraction: Double?, speed: Double) {
+    func reportProgress(
+        _ id: String, done: Int64, expected: Int64?, fraction: Double?, speed: Double, seconds: Double? = nil
+    ) {
         guard var info = tasks[id], info.state == .running else { return }
         info.bytesDone = done
+        if let seconds { info.recordedSeconds = seconds }
         info.bytesExpected = expected
         info.progress = min(1, fraction ?? expected.map { $0 > 0 ? Double(done) / Double($0) : 0 } ?? 0)
         info.bytesPerSecond = speed

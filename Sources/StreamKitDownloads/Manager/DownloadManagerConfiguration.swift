@@ -29,6 +29,9 @@ public struct DownloadManagerConfiguration: Sendable {
     /// Where `proc/net/route` and `sys/class/net` are read from to tell a cellular route (`/`;
     /// another folder in tests).
     public var networkRoot: URL
+    /// What records the live streams of recording tasks (``DownloadKind/rtmp``); `nil` fails them
+    /// when they run. `streamkit queue run` passes its RTMP recorder.
+    public var liveRecorder: (any LiveRecorder)?
 
     /// Creates a configuration.
     public init(
@@ -37,8 +40,9 @@ public struct DownloadManagerConfiguration: Sendable {
         persistInterval: Duration = .seconds(1), userAgent: String = "streamkit",
         hostRetryDelay: Duration = .seconds(1),
         hostRetryMaximumDelay: Duration = .seconds(600), requirementCheckInterval: Duration = .seconds(2),
-        networkRoot: URL = URL(fileURLWithPath: "/")
+        networkRoot: URL = URL(fileURLWithPath: "/"), liveRecorder: (any LiveRecorder)? = nil
     ) {
+        self.liveRecorder = liveRecorder
         self.directory = directory
         self.runsTasks = runsTasks
         self.fileOptions = fileOptions

@@ -88,6 +88,7 @@ public struct DownloadQueueAnswer: Hashable, Sendable, Codable {
 extension DownloadRequest: Codable {
     private enum CodingKeys: String, CodingKey {
         case url, kind, selection, decrypt, fileType, title, thumbnailURL, connections, headers, location, exportPath
+        case recording
     }
 
     public init(from decoder: any Decoder) throws {
@@ -110,6 +111,7 @@ extension DownloadRequest: Codable {
             connections: try container.decodeIfPresent(Int.self, forKey: .connections), headers: headers,
             location: try container.decodeIfPresent(String.self, forKey: .location),
             exportPath: try container.decodeIfPresent(String.self, forKey: .exportPath))
+        recording = try container.decodeIfPresent(LiveRecordingSettings.self, forKey: .recording)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -125,6 +127,7 @@ extension DownloadRequest: Codable {
         try container.encode(headers.map { "\($0.name): \($0.value)" }, forKey: .headers)
         try container.encodeIfPresent(location, forKey: .location)
         try container.encodeIfPresent(exportPath, forKey: .exportPath)
+        try container.encodeIfPresent(recording, forKey: .recording)
     }
 }
 

@@ -2,13 +2,16 @@ import Foundation
 import StreamKitHTTP
 import StreamKitHTTPClient
 
-/// What a task downloads: an HLS stream into a package, or a progressive file (mp4, mp3, anything
-/// that is not HLS) over several range connections.
+/// What a task downloads: an HLS stream into a package, a progressive file (mp4, mp3, anything
+/// that is not HLS) over several range connections, or a live RTMP stream recorded for a while.
 public enum DownloadKind: String, Hashable, Sendable, Codable, CaseIterable {
     /// An HLS stream, kept as a local HLS package.
     case hls
     /// One file over HTTP(S).
     case file
+    /// A live stream (`rtmp://`, `rtmps://`) recorded to FLV, and an HLS package if asked, for
+    /// ``LiveRecordingSettings/duration`` seconds, by the manager's ``LiveRecorder``.
+    case rtmp
 }
 
 /// Whether the item is video or audio, for lists and players.
@@ -51,6 +54,8 @@ public struct DownloadRequest: Hashable, Sendable {
     /// For HLS: keys given by the user (`--key`, `--key-file`, `--iv`). Secrets: the manager keeps
     /// them only in the task's secrets file, never in the index or a posted request.
     public var userKeys = HLSUserKeys()
+    /// For a recording (``DownloadKind/rtmp``): how long and how; required for that kind.
+    public var recording: LiveRecordingSettings?
 
     /// Creates a request.
     public init(
@@ -73,12 +78,19 @@ public struct DownloadRequest: Hashable, Sendable {
 
     /// The task id: 16 hexadecimal digits, the same for the same source, kind, selection,
     /// ``location`` and salt (for HLS in the download directory, the package id of
-    /// ``HLSDownloadJob/packageID(source:selection:decrypt:salt:)``).
+    /// ``HLSDownloadJob/packageID(source:selection:decrypt:salt:)``); a recording's id also
+    /// depends on the time it is added, so that the same stream can be recorded again.
     ///
-    /// - Parameter salt: The manager directory's (``DownloadManager/idSalt``).
-    public func taskID(salt: String) -> String {
+    /// - Parameters:
+    ///   - salt: The manager directory's (``DownloadManager/idSalt``).
+    ///   - now: When the task is added (recordings only).
+    public func taskID(salt: String, now: Date = Date()) -> String {
         let place = location.map { "\nat\n" + $0 } ?? ""
         switch kind {
+        case .rtmp:
+            return HLSDownloadJob.packageID(
+                source: "rtmp\n" + url + "\n" + String(now.timeIntervalSince1970), selection: HLSSelection(),
+                decrypt: false, salt: salt)
         case .hls:
             return HLSDownloadJob.packageID(source: url + place, selection: selection, decrypt: decrypt, salt: salt)
         case .file:
@@ -135,6 +147,11 @@ public struct DownloadTaskInfo: Hashable, Sendable, Codable {
     public var headers: [String]
     /// For HLS, the file the package is exported to once complete (``DownloadRequest/exportPath``).
     public var exportPath: String? = nil
+    /// For a recording (``DownloadKind/rtmp``): its duration, idle timeout and HLS output.
+    public var recording: LiveRecordingSettings? = nil
+    /// For a recording: the seconds of media recorded so far, saved with the progress (the
+    /// checkpoint a resumed run counts from until its files say more).
+    public var recordedSeconds: Double? = nil
 
     /// For HLS tasks, the job that downloads the package.
     func hlsJob(
@@ -156,7 +173,7 @@ public struct DownloadTaskInfo: Hashable, Sendable, Codable {
     /// (``DownloadRequest/location``).
     var ownsFolder: Bool {
         let url = URL(fileURLWithPath: location)
-        return (kind == .hls ? url : url.deletingLastPathComponent()).lastPathComponent == id
+        return (kind == .file ? url.deletingLastPathComponent() : url).lastPathComponent == id
     }
 }
 

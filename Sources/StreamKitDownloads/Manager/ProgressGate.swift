@@ -7,6 +7,8 @@ final class ProgressGate: Sendable {
         var expected: Int64?
         var fraction: Double?
         var speed: Double
+        /// For a recording, the seconds of media recorded.
+        var seconds: Double?
     }
 
     private struct State {
@@ -22,7 +24,9 @@ final class ProgressGate: Sendable {
 
     /// A report when the interval has passed since the last one (the first always passes), or
     /// when it is the `final` one of a run, which must not be lost.
-    func report(done: Int64, expected: Int64?, fraction: Double?, speed: Double?, final: Bool = false) -> Report? {
+    func report(
+        done: Int64, expected: Int64?, fraction: Double?, speed: Double?, seconds: Double? = nil, final: Bool = false
+    ) -> Report? {
         state.withLock { state in
             let now = ContinuousClock.now
             if let last = state.last {
@@ -37,7 +41,8 @@ final class ProgressGate: Sendable {
             }
             state.last = now
             state.lastDone = done
-            return Report(done: done, expected: expected, fraction: fraction, speed: speed ?? state.speed)
+            return Report(
+                done: done, expected: expected, fraction: fraction, speed: speed ?? state.speed, seconds: seconds)
         }
     }
 }
@@ -50,8 +55,12 @@ extension ProgressGate {
         let continuation: AsyncStream<Report>.Continuation
 
         /// Passes the progress on when the gate lets it through; a `final` report always passes.
-        func report(done: Int64, expected: Int64?, fraction: Double?, speed: Double?, final: Bool = false) {
-            if let report = gate.report(done: done, expected: expected, fraction: fraction, speed: speed, final: final)
+        func report(
+            done: Int64, expected: Int64?, fraction: Double?, speed: Double?, seconds: Double? = nil,
+            final: Bool = false
+        ) {
+            if let report = gate.report(
+                done: done, expected: expected, fraction: fraction, speed: speed, seconds: seconds, final: final)
             {
                 continuation.yield(report)
             }

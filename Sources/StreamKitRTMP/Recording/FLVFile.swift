@@ -58,6 +58,64 @@ public final class FLVFileWriter {
         size = Int64(buffer.readableBytes)
     }
 
+    /// Opens the file an earlier recording left at `path` to append to it (a recording resumed by
+    /// a new process): a tag torn by the end of that recording is cut off, and ``finish(duration:)``
+    /// patches the metadata the file started with. Locked as `exclusive` does in ``init(path:header:exclusive:)``.
+    ///
+    /// - Returns: `nil` when there is no file at `path`, or it is not FLV, or it holds no media
+    ///   (the caller starts a new file then).
+    /// - Throws: ``SystemError`` when the file cannot be opened, locked or cut.
+    public init?(continuing path: String) throws(SystemError) {
+        guard let (opened, scan, lastTimestamp) = try Self.openForAppending(path) else { return nil }
+        self.path = path
+        descriptor = opened
+        size = scan.validEnd
+        flushedSize = scan.validEnd
+        durationOffset = scan.durationOffset
+        fileSizeOffset = scan.fileSizeOffset
+        sawAudio = scan.sawAudio
+        sawVideo = scan.sawVideo
+        continuation = Continuation(lastTimestamp: lastTimestamp, mediaEnd: lastTimestamp + scan.frameInterval)
+    }
+
+    /// Opens, locks, scans and cuts the file for ``init(continuing:)``; the descriptor is closed
+    /// again on every way out but success.
+    private static func openForAppending(_ path: String) throws(SystemError) -> (Int32, FLVFileScan, Int64)? {
+        let descriptor = open(path, O_RDWR | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw .current("open", subject: path)
+        }
+        var handedOver = false
+        defer { if !handedOver { close(descriptor) } }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            throw SystemError(
+                code: code == EWOULDBLOCK ? EBUSY : code, operation: "lock (another recording writes it)", subject: path
+            )
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .current("fstat", subject: path) }
+        guard let scan = FLVFileScan(descriptor: descriptor, size: Int64(info.st_size)),
+            let lastTimestamp = scan.lastTimestamp
+        else { return nil }
+        guard ftruncate(descriptor, off_t(scan.validEnd)) == 0 else { throw .current("ftruncate", subject: path) }
+        guard lseek(descriptor, off_t(scan.validEnd), SEEK_SET) >= 0 else { throw .current("lseek", subject: path) }
+        handedOver = true
+        return (descriptor, scan, lastTimestamp)
+    }
+
+    /// Where the media of a file opened with ``init(continuing:)`` ends, in milliseconds.
+    public struct Continuation: Hashable, Sendable {
+        /// The latest audio or video timestamp.
+        public var lastTimestamp: Int64
+        /// The latest timestamp plus one frame interval: where the next media may start.
+        public var mediaEnd: Int64
+    }
+
+    /// For a file opened with ``init(continuing:)``, where its media ends; `nil` for a new file.
+    public private(set) var continuation: Continuation?
+
     deinit { if descriptor >= 0 { close(descriptor) } }
 
     /// Appends `tag`.
@@ -201,7 +259,7 @@ public final class FLVFileWriter {
 
     /// Where the 8-byte number of property `name` starts in AMF0 `data`: after the name's
     /// 16-bit length, its UTF-8, and the number marker.
-    private static func numberOffset(of name: String, in data: [UInt8]) -> Int? {
+    static func numberOffset(of name: String, in data: [UInt8]) -> Int? {
         let pattern = [UInt8(0), UInt8(name.utf8.count)] + Array(name.utf8) + [UInt8(0x00)]
         guard data.count >= pattern.count else { return nil }
         for start in 0...(data.count - pattern.count) where data[start..<(start + pattern.count)].elementsEqual(pattern)

@@ -41,12 +41,19 @@ public struct RTMPRecorder: Sendable {
         public var connection: RTMPConnection.Configuration
         /// A live HLS package to write while recording; `nil` for none.
         public var hls: HLSOutput?
+        /// Whether the recording continues what an earlier one left (a queue task resumed by a
+        /// new process): media is appended to the file at the path, with timestamps going on
+        /// after its last, ``duration`` counts the whole file, and the HLS package's playlist
+        /// goes on after EXT-X-DISCONTINUITY. Without a file holding media there, it starts anew.
+        public var continues: Bool
 
         public init(
             duration: Duration? = nil, idleTimeout: Duration = .seconds(10), reconnects: Int? = 1,
             reconnectDelay: Duration = .seconds(1), maximumReconnectDelay: Duration = .seconds(30),
-            overwrite: Bool = false, connection: RTMPConnection.Configuration = .recording, hls: HLSOutput? = nil
+            overwrite: Bool = false, connection: RTMPConnection.Configuration = .recording, hls: HLSOutput? = nil,
+            continues: Bool = false
         ) {
+            self.continues = continues
             self.duration = duration
             self.idleTimeout = idleTimeout
             self.reconnects = reconnects
@@ -152,23 +159,29 @@ public struct RTMPRecorder: Sendable {
         to path: String?, progress report: @Sendable (Progress) -> Void = { _ in }
     ) async throws -> Summary {
         precondition(path != nil || options.hls != nil, "a recording needs a file or an HLS package")
-        if let path, !options.overwrite && access(path, F_OK) == 0 {
+        if let path, !options.overwrite && !options.continues && access(path, F_OK) == 0 {
             throw SystemError(code: EEXIST, operation: "open", subject: path)
         }
         let hls = try options.hls.map {
-            try RTMPToHLS(directory: $0.directory, segmentDuration: $0.segmentDuration, overwrite: options.overwrite)
+            try RTMPToHLS(
+                directory: $0.directory, segmentDuration: $0.segmentDuration, overwrite: options.overwrite,
+                continuing: options.continues)
         }
-        let writer = try path.map { try FLVFileWriter(path: $0 + ".part", exclusive: true) }
-        var machine = RecordingStateMachine(
-            durationLimit: options.duration.map {
-                $0.components.seconds * 1_000 + $0.components.attoseconds / 1_000_000_000_000_000
-            })
+        let continued = options.continues ? try path.flatMap { try FLVFileWriter(continuing: $0) } : nil
+        let writer = try continued ?? path.map { try FLVFileWriter(path: $0 + ".part", exclusive: true) }
+        let limit = options.duration.map {
+            $0.components.seconds * 1_000 + $0.components.attoseconds / 1_000_000_000_000_000
+        }
+        var machine =
+            continued?.continuation.map {
+                RecordingStateMachine(durationLimit: limit, continuingAfter: $0.lastTimestamp, mediaEnd: $0.mediaEnd)
+            } ?? RecordingStateMachine(durationLimit: limit)
         var backoff = ReconnectBackoff(
             limit: options.reconnects, initialDelay: options.reconnectDelay,
             maximumDelay: options.maximumReconnectDelay)
         var reconnects = 0
         var streamOpened = false
-        var renamed = false
+        var renamed = continued != nil
         // The drop that reconnecting is trying to recover from.
         var drop: RTMPError?
         var endReason: EndReason?
@@ -191,6 +204,8 @@ public struct RTMPRecorder: Sendable {
             throw error
         }
 
+        // A continued file that reached the duration already: the run that wrote it ended before it could say so.
+        if let limit, machine.hasStarted && machine.lastTimestamp >= limit { endReason = .durationReached }
         while endReason == nil {
             let connection = RTMPConnection(url: url, role: .play, configuration: options.connection, logger: logger)
             do {
@@ -228,6 +243,8 @@ public struct RTMPRecorder: Sendable {
                     try renameOnMedia()
                     if ContinuousClock.now - lastReport >= .milliseconds(500) {
                         lastReport = ContinuousClock.now
+                        // What a report counts is on disk: a process killed after it loses none of it.
+                        try writer?.flush()
                         report(progress())
                     }
                 }

@@ -49,6 +49,8 @@ public final class RTMPToHLS {
     private var segment: Int32 = -1
     private var nextDiscontinuity = false
     private var timeline = RTMPTimelineUnwrapper()
+    /// Whether the folder holds an earlier part of this recording, which stays.
+    private var continuesEarlier = false
 
     /// Prepares to write into `directory`, which is made (0700, with its parents) with the
     /// first segment: a recording that gets no media leaves nothing behind.
@@ -56,19 +58,33 @@ public final class RTMPToHLS {
     /// - Parameters:
     ///   - segmentDuration: The segment length aimed at; segments end at the first key frame after it.
     ///   - overwrite: Whether a playlist already in `directory` is replaced; when false it fails with `EEXIST`.
-    /// - Throws: ``SystemError`` when the folder cannot be made, or holds a playlist and `overwrite` is off.
-    public init(directory: String, segmentDuration: Duration, overwrite: Bool = false) throws(SystemError) {
+    ///   - continuing: Whether a playlist already in `directory` is continued: its segments stay
+    ///     listed and the next one follows after EXT-X-DISCONTINUITY (a recording resumed by a new
+    ///     process). Without a readable media playlist there, the package starts afresh.
+    /// - Throws: ``SystemError`` when the folder cannot be made, or holds a playlist and neither
+    ///   `overwrite` nor `continuing` is on.
+    public init(
+        directory: String, segmentDuration: Duration, overwrite: Bool = false, continuing: Bool = false
+    ) throws(SystemError) {
         let milliseconds =
             segmentDuration.components.seconds * 1_000
             + segmentDuration.components.attoseconds / 1_000_000_000_000_000
         precondition(milliseconds > 0, "a segment duration must be positive")
         self.directory = directory
         let playlistPath = directory + "/" + Self.playlistName
-        if !overwrite && access(playlistPath, F_OK) == 0 {
+        if !overwrite && !continuing && access(playlistPath, F_OK) == 0 {
             throw SystemError(code: EEXIST, operation: "open", subject: playlistPath)
         }
         segmenter = TransportStreamSegmenter(targetDuration: milliseconds)
         playlist = LiveMediaPlaylist(targetDuration: Double(milliseconds) / 1_000)
+        if continuing, let bytes = Self.contents(of: playlistPath),
+            let earlier = LiveMediaPlaylist(continuing: bytes, targetDuration: Double(milliseconds) / 1_000)
+        {
+            playlist = earlier
+            segmenter.maximumDuration = Int64(playlist.targetDuration) * 1_000
+            continuesEarlier = true
+            nextDiscontinuity = true
+        }
         buffer.reserveCapacity(Self.flushSize + (64 << 10))
     }
 
@@ -132,7 +148,7 @@ public final class RTMPToHLS {
         guard count > 0 else { return }
         if segment < 0 {
             try PrivateFiles.createDirectory(directory)
-            if bytesWritten == 0 { removeEarlierPackage() }
+            if bytesWritten == 0 && !continuesEarlier { removeEarlierPackage() }
             let path = directory + "/" + Self.segmentName(playlist.segmentCount)
             segment = PrivateFiles.open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
             guard segment >= 0 else { throw .current("open", subject: path) }
@@ -170,6 +186,22 @@ public final class RTMPToHLS {
             if Self.isSegmentName(name) { names.append(name) }
         }
         for name in names { unlink(directory + "/" + name) }
+    }
+
+    /// The bytes of the file at `path`, or `nil` when it cannot be read.
+    private static func contents(of path: String) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { return bytes }
+            bytes += chunk[..<count]
+        }
     }
 
     /// Whether `name` is one ``segmentName(_:)`` gives.

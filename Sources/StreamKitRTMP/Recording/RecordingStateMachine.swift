@@ -53,6 +53,21 @@ public struct RecordingStateMachine: Sendable {
     /// - Parameter durationLimit: Stop once media reaches this many milliseconds; `nil` for no limit.
     public init(durationLimit: Int64? = nil) { self.durationLimit = durationLimit }
 
+    /// Continues a file that holds media up to `lastTimestamp` milliseconds and whose frames end
+    /// at `mediaEnd`: the recording goes on from the next keyframe after them, as after a
+    /// reconnect, without metadata, and with the sequence headers written again.
+    ///
+    /// - Parameters:
+    ///   - durationLimit: Stop once media reaches this many milliseconds of the whole file; `nil` for no limit.
+    ///   - lastTimestamp: The file's last media timestamp.
+    ///   - mediaEnd: Where its media ends (at least `lastTimestamp`).
+    public init(durationLimit: Int64?, continuingAfter lastTimestamp: Int64, mediaEnd: Int64) {
+        self.durationLimit = durationLimit
+        self.lastTimestamp = lastTimestamp
+        self.mediaEnd = max(mediaEnd, lastTimestamp)
+        hasStarted = true
+    }
+
     /// Processes one message of the played stream.
     public mutating func receive(_ message: RTMPMessage) -> [Action] {
         guard !finished else { return [] }
