@@ -39,7 +39,7 @@ struct QueueAddCommand: ParsableCommand {
         connectionsHelp: "Range connections (file, default 4) or transfers (HLS, default 8).",
         offersCodecFilter: false)
     @OptionGroup var segmentFilter: SegmentFilterOptions
-    @Flag(help: "Store AES-128 segments decrypted.") var decrypt = false
+    @Flag(help: "Store AES-128 and SAMPLE-AES (MPEG-TS) segments decrypted.") var decrypt = false
     @OptionGroup var keys: KeyOptions
     @Option(valueName: "type", help: "video or audio.") var type = DownloadFileType.video
     @Option(valueName: "url", help: "A cover image URL.") var thumbnail: String?
