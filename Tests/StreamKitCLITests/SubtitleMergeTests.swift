@@ -145,4 +145,33 @@ import Testing
         }
         await nginx.stop()
     }
+
+    /// `queue add --subs-format srt`: the task merges the subtitles once its package is complete,
+    /// to the same cues; `queue info` says so. A file task or a recording cannot ask for it.
+    @Test func theQueueMergesSubtitlesOnceComplete() async throws {
+        let (root, nginx, _) = try await Self.origin()
+        let reference = try await Self.ffmpegCues("subs_eng/index.m3u8", in: root)
+        let home = try TestRun.makeTemporaryDirectory("subtitles-queue-home").path
+        let url = nginx.url("master.m3u8").absoluteString
+        let (added, id, addError) = await run(["queue", "add", url, "--subs-format", "srt", "--start", "--home", home])
+        #expect(added == .success, "\(addError)")
+        let (ran, _, runError) = await run(["queue", "run", "--exit-when-done", "--home", home])
+        #expect(ran == .success, "\(runError)")
+        let taskID = id.trimmingCharacters(in: .whitespacesAndNewlines)
+        let package = URL(fileURLWithPath: home).appendingPathComponent("library/\(taskID)")
+        for folder in ["subtitles-eng", "subtitles-und"] {
+            let text = try String(contentsOf: package.appendingPathComponent("\(folder).srt"), encoding: .utf8)
+            #expect(text.hasPrefix("1\n") && Self.parseVTT(text) == reference, "\(folder).srt:\n\(text)")
+        }
+        let (_, info, _) = await run(["queue", "info", taskID, "--home", home])
+        #expect(info.contains("subtitles merged") && info.contains("srt"), "\(info)")
+
+        let (file, _, fileError) = await run(
+            ["queue", "add", url, "--kind", "file", "--subs-format", "vtt", "--home", home])
+        #expect(file == .usage && fileError.contains("--subs-format is for HLS tasks, not --kind file"), "\(fileError)")
+        let (recording, _, recordingError) = await run(
+            ["queue", "add", "rtmp://127.0.0.1/live/show", "--duration", "1m", "--subs-format", "srt", "--home", home])
+        #expect(recording == .usage && recordingError.contains("--subs-format are for http(s) downloads"))
+        await nginx.stop()
+    }
 }

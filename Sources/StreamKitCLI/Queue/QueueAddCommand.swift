@@ -39,6 +39,10 @@ struct QueueAddCommand: ParsableCommand {
         connectionsHelp: "Range connections (file, default 4) or transfers (HLS, default 8).",
         offersCodecFilter: false)
     @OptionGroup var segmentFilter: SegmentFilterOptions
+    @Option(
+        name: "subs-format", valueName: "format",
+        help: "HLS: once downloaded, also merge each WebVTT subtitle rendition into one file, vtt or srt.")
+    var subsFormat: SubtitleFormat?
     @Flag(help: "Store AES-128 and SAMPLE-AES (MPEG-TS) segments decrypted.") var decrypt = false
     @OptionGroup var keys: KeyOptions
     @Option(valueName: "type", help: "video or audio.") var type = DownloadFileType.video
@@ -97,6 +101,9 @@ struct QueueAddCommand: ParsableCommand {
             }
             guard kind != .file else { throw ValidationError("--export is for HLS tasks, not --kind file") }
         }
+        if subsFormat != nil, kind == .file {
+            throw ValidationError("--subs-format is for HLS tasks, not --kind file")
+        }
     }
 
     /// A recording needs a host, an end, and none of the options of downloads.
@@ -112,8 +119,9 @@ struct QueueAddCommand: ParsableCommand {
         if let idleTimeout, !(idleTimeout > 0) {
             throw ValidationError("--idle-timeout must be positive, got \(idleTimeout)")
         }
-        guard kind == .auto, export == nil, !decrypt else {
-            throw ValidationError("--kind, --export and --decrypt are for http(s) downloads, not recordings")
+        guard kind == .auto, export == nil, !decrypt, subsFormat == nil else {
+            throw ValidationError(
+                "--kind, --export, --decrypt and --subs-format are for http(s) downloads, not recordings")
         }
     }
 
@@ -132,6 +140,7 @@ struct QueueAddCommand: ParsableCommand {
             title: title,
             thumbnailURL: thumbnail, connections: selection.connections, headers: requestHeaders,
             exportPath: export.map { URL(fileURLWithPath: $0).standardizedFileURL.path })
+        request.subtitleFormat = subsFormat
         // Kept only in the task's secrets file, like credential headers.
         request.userKeys = try keys.userKeys()
         if let duration, isRecording {

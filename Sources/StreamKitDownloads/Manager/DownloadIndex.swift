@@ -84,7 +84,8 @@ final class DownloadIndex: @unchecked Sendable {
                     file_ranges TEXT NOT NULL DEFAULT '[]',
                     export_path TEXT,
                     recording TEXT,
-                    recorded_seconds REAL
+                    recorded_seconds REAL,
+                    subtitle_format TEXT
                 );
                 CREATE TABLE IF NOT EXISTS settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);
                 CREATE TABLE IF NOT EXISTS requests(
@@ -95,10 +96,13 @@ final class DownloadIndex: @unchecked Sendable {
                     done INTEGER NOT NULL DEFAULT 0
                 );
                 """)
-            // Queues made before the export step, or before recordings, lack their columns.
+            // Queues made before the export step, recordings or merged subtitles lack their columns.
             let columns = try database.query("PRAGMA table_info(tasks)").compactMap { $0.text("name") }
-            for (name, type) in [("export_path", "TEXT"), ("recording", "TEXT"), ("recorded_seconds", "REAL")]
-            where !columns.contains(name) {
+            let added = [
+                ("export_path", "TEXT"), ("recording", "TEXT"), ("recorded_seconds", "REAL"),
+                ("subtitle_format", "TEXT"),
+            ]
+            for (name, type) in added where !columns.contains(name) {
                 try database.execute("ALTER TABLE tasks ADD COLUMN \(name) \(type)")
             }
         } catch let error as DownloadManagerError {
@@ -156,8 +160,8 @@ final class DownloadIndex: @unchecked Sendable {
             try database.query(
                 """
                 INSERT INTO tasks(id, url, kind, selection, decrypt, file_type, title, thumbnail, state, created_at,
-                    location, connections, headers, export_path, recording, recorded_seconds)
-                VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    location, connections, headers, export_path, recording, recorded_seconds, subtitle_format)
+                VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
                     .text(info.id), .text(info.url), .text(info.kind.rawValue),
@@ -168,6 +172,7 @@ final class DownloadIndex: @unchecked Sendable {
                     .integer(Int64(info.connections)),
                     .text(headers), info.exportPath.map(SQLiteValue.text) ?? .null,
                     recording.map(SQLiteValue.text) ?? .null, info.recordedSeconds.map(SQLiteValue.real) ?? .null,
+                    info.subtitleFormat.map { SQLiteValue.text($0.rawValue) } ?? .null,
                 ])
             return database.lastInsertRowID
         }
@@ -324,6 +329,7 @@ final class DownloadIndex: @unchecked Sendable {
             createdAt: Date(timeIntervalSince1970: row.real("created_at") ?? 0),
             finishedAt: row.real("finished_at").map { Date(timeIntervalSince1970: $0) },
             location: row.text("location") ?? "", connections: Int(row.integer("connections") ?? 1), headers: headers,
-            exportPath: row.text("export_path"), recording: recording, recordedSeconds: row.real("recorded_seconds"))
+            exportPath: row.text("export_path"), recording: recording, recordedSeconds: row.real("recorded_seconds"),
+            subtitleFormat: row.text("subtitle_format").flatMap(SubtitleFormat.init(rawValue:)))
     }
 }

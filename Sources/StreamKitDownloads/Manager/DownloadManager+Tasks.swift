@@ -43,6 +43,9 @@ extension DownloadManager {
                     .invalidArgument, "an export is an HLS task's .ts or .mp4 file, not '\(export)'")
             }
         }
+        guard request.subtitleFormat == nil || request.kind == .hls else {
+            throw DownloadManagerError(.invalidArgument, "merged subtitles are for HLS tasks")
+        }
         let id = request.taskID(salt: idSalt)
         let isRecording = request.kind == .rtmp
         if tasks[id] != nil {
@@ -68,7 +71,7 @@ extension DownloadManager {
             postProcessingProgress: 0, lastError: nil, createdAt: Date(), finishedAt: nil, location: location,
             connections: request.connections ?? (request.kind == .hls ? 8 : configuration.fileOptions.connections),
             headers: headers, exportPath: request.exportPath, recording: isRecording ? request.recording : nil,
-            recordedSeconds: isRecording ? 0 : nil)
+            recordedSeconds: isRecording ? 0 : nil, subtitleFormat: request.subtitleFormat)
         do {
             info.queueID = try index.insert(info)
         } catch {

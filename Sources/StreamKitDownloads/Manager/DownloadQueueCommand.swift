@@ -88,7 +88,7 @@ public struct DownloadQueueAnswer: Hashable, Sendable, Codable {
 extension DownloadRequest: Codable {
     private enum CodingKeys: String, CodingKey {
         case url, kind, selection, decrypt, fileType, title, thumbnailURL, connections, headers, location, exportPath
-        case recording
+        case recording, subtitleFormat
     }
 
     public init(from decoder: any Decoder) throws {
@@ -112,6 +112,7 @@ extension DownloadRequest: Codable {
             location: try container.decodeIfPresent(String.self, forKey: .location),
             exportPath: try container.decodeIfPresent(String.self, forKey: .exportPath))
         recording = try container.decodeIfPresent(LiveRecordingSettings.self, forKey: .recording)
+        subtitleFormat = try container.decodeIfPresent(SubtitleFormat.self, forKey: .subtitleFormat)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -128,6 +129,7 @@ extension DownloadRequest: Codable {
         try container.encodeIfPresent(location, forKey: .location)
         try container.encodeIfPresent(exportPath, forKey: .exportPath)
         try container.encodeIfPresent(recording, forKey: .recording)
+        try container.encodeIfPresent(subtitleFormat, forKey: .subtitleFormat)
     }
 }
 

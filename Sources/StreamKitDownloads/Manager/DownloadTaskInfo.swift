@@ -56,6 +56,9 @@ public struct DownloadRequest: Hashable, Sendable {
     public var userKeys = HLSUserKeys()
     /// For a recording (``DownloadKind/rtmp``): how long and how; required for that kind.
     public var recording: LiveRecordingSettings?
+    /// For HLS: once the package is complete, merge each WebVTT subtitle rendition into one file
+    /// of this format beside its folder (``PackageSubtitles``), as `download --subs-format` does.
+    public var subtitleFormat: SubtitleFormat?
 
     /// Creates a request.
     public init(
@@ -152,6 +155,9 @@ public struct DownloadTaskInfo: Hashable, Sendable, Codable {
     /// For a recording: the seconds of media recorded so far, saved with the progress (the
     /// checkpoint a resumed run counts from until its files say more).
     public var recordedSeconds: Double? = nil
+    /// For HLS, the format subtitle renditions are merged into once complete
+    /// (``DownloadRequest/subtitleFormat``).
+    public var subtitleFormat: SubtitleFormat? = nil
 
     /// For HLS tasks, the job that downloads the package.
     func hlsJob(

@@ -19,7 +19,7 @@ struct HLSTaskRunner: Sendable {
     /// The task's user keys, from its secrets file.
     let userKeys: HLSUserKeys
 
-    /// Downloads the package, then exports it when the task asks for it.
+    /// Downloads the package, then merges its subtitles and exports it when the task asks for it.
     ///
     /// - Parameters:
     ///   - progress: Where download progress goes.
@@ -27,7 +27,27 @@ struct HLSTaskRunner: Sendable {
     /// - Throws: ``DownloadManagerError`` when the task fails, `CancellationError` when cancelled.
     func run(progress: ProgressGate.Sink, postProcessing: @escaping @Sendable (Double) -> Void) async throws {
         try await download(progress: progress)
+        if let format = info.subtitleFormat { try await mergeSubtitles(into: format) }
         if let exportPath = info.exportPath { try await export(to: exportPath, postProcessing: postProcessing) }
+    }
+
+    /// Merges each WebVTT subtitle rendition into one file beside its folder, off the cooperative
+    /// pool. A rendition that cannot be merged (segments that are not WebVTT) is left as it is,
+    /// as `download --subs-format` leaves it with a warning; a file that cannot be written fails
+    /// the task.
+    private func mergeSubtitles(into format: SubtitleFormat) async throws {
+        let directory = URL(fileURLWithPath: info.location, isDirectory: true)
+        let id = info.id
+        let failure = await offCooperativePool { () -> DownloadManagerError? in
+            do {
+                _ = try PackageSubtitles.write(in: directory, format: format)
+                return nil
+            } catch {
+                return DownloadManagerError(
+                    .fileSystem, "merging the subtitles into .\(format.rawValue): \(error)", taskID: id)
+            }
+        }
+        if let failure { throw failure }
     }
 
     /// Writes the package's main rendition to `path` by concatenation, off the cooperative pool;

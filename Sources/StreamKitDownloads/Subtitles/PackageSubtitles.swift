@@ -2,7 +2,7 @@ import Foundation
 import StreamKitHLS
 
 /// The format of the merged subtitle files (`--subs-format`).
-public enum SubtitleFormat: String, Sendable, Hashable, CaseIterable {
+public enum SubtitleFormat: String, Sendable, Hashable, Codable, CaseIterable {
     /// WebVTT (`.vtt`).
     case vtt
     /// SubRip (`.srt`).
