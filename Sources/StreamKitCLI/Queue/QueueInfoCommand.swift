@@ -40,7 +40,7 @@ struct QueueInfoCommand: ParsableCommand {
         if task.kind == .hls {
             fields.append(("decrypt", task.decrypt ? "yes" : "no"))
             if let selection = task.selection { fields.append(("selection", "\(selection)")) }
-            if let format = task.subtitleFormat { fields.append(("subtitles merged", format.rawValue)) }
+            if let format = task.subtitleFormat { fields.append(("subtitles", "merged into .\(format.rawValue)")) }
             if let export = task.exportPath { fields.append(("export", export)) }
         }
         if let recording = task.recording {
