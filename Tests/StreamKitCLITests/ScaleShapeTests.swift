@@ -1,4 +1,5 @@
 import Foundation
+import StreamKitCore
 import StreamKitTestSupport
 import Testing
 
@@ -78,6 +79,55 @@ import Testing
                     + "10^5 \(large.seconds) s \(large.peak >> 20) MB, \(Int(perSegment)) bytes a segment")
             #expect(large.seconds <= 20 * small.seconds, "10x the segments took \(large.seconds / small.seconds)x")
             #expect(perSegment <= 380, "\(perSegment) bytes of peak memory a segment")
+        }
+    }
+
+    /// A home whose queue holds `count` file tasks: one added by `queue add`, the others copies of
+    /// its row (one in fifty `stopped`, the rest `success`), as years of use leave a queue.
+    static func queueHome(tasks count: Int) async throws -> String {
+        let home = try TestRun.makeTemporaryDirectory("scale-queue-\(count)").path
+        _ = try await measure(
+            ["queue", "add", "http://127.0.0.1:9/first.ts", "--kind", "file", "--home", home], logName: "scale-queue")
+        let database = try SQLiteDatabase(path: home + "/queue.sqlite")
+        _ = try database.query(
+            """
+            WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ?)
+            INSERT INTO tasks(id, url, kind, decrypt, file_type, title, state, progress, bytes_done, bytes_expected,
+                post_progress, created_at, finished_at, location, connections, headers, file_ranges)
+            SELECT printf('%016x', 4096 + i), 'http://127.0.0.1:9/f' || i || '.ts', 'file', 0, 'video', 'f' || i || '.ts',
+                CASE WHEN i % 50 = 0 THEN 'stopped' ELSE 'success' END, 1.0, 752, 752, 1.0, 1796231444.0 + i,
+                1796231445.0 + i, ? || '/library/' || printf('%016x', 4096 + i) || '/f.ts', 4, '[]', '[]'
+            FROM c
+            """,
+            [.integer(Int64(count - 1)), .text(home)])
+        return home
+    }
+
+    /// `queue list` and `queue add` (which open the queue: its recovery reads every task) with
+    /// 1,000 and 10,000 tasks: ten times the tasks in at most twenty times the time.
+    @Test(
+        .enabled(
+            if: ToolPolicy.toolsRequired || DownloadBinaryTests.releaseBuildAvailable,
+            "needs the release build: swift build -c release --product streamkit"))
+    func queueCommandsGrowLinearly() async throws {
+        var homes: [Int: String] = [:]
+        for count in [1_000, 10_000] { homes[count] = try await Self.queueHome(tasks: count) }
+        for command in [["queue", "list"], ["queue", "add"]] {
+            var best: [Int: Double] = [:]
+            for count in [1_000, 10_000] {
+                var runs: [Double] = []
+                for attempt in 0..<2 {
+                    let extra = command[1] == "add" ? ["http://127.0.0.1:9/new-\(attempt).ts", "--kind", "file"] : []
+                    runs.append(
+                        try await Self.measure(command + extra + ["--home", homes[count]!], logName: "scale-queue")
+                            .seconds)
+                }
+                best[count] = runs.min()
+            }
+            print("\(command.joined(separator: " ")): 1,000 tasks \(best[1_000]!) s, 10,000 tasks \(best[10_000]!) s")
+            #expect(
+                best[10_000]! <= 20 * best[1_000]!,
+                "\(command.joined(separator: " ")): 10x the tasks took \(best[10_000]! / best[1_000]!)x")
         }
     }
 }

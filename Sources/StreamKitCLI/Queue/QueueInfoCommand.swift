@@ -53,7 +53,7 @@ struct QueueInfoCommand: ParsableCommand {
         if let thumbnail = task.thumbnailURL { fields.append(("thumbnail", thumbnail)) }
         if let error = task.lastError { fields.append(("error", error)) }
         for (name, value) in fields {
-            context.write(name.padding(toLength: 16, withPad: " ", startingAt: 0) + value + "\n")
+            context.write(QueueListCommand.padded(name, to: 16) + value + "\n")
         }
     }
 }

@@ -26,9 +26,11 @@ struct QueueListCommand: ParsableCommand {
             context.write(completed ? "No task has completed.\n" : "The queue is empty.\n")
             return
         }
-        context.write("ID                STATE      DONE     BYTES                 SPEED       TITLE\n")
+        // Written in chunks, and formatted without Foundation: a queue of ten thousand tasks is
+        // listed in a fraction of a second.
+        var text = "ID                STATE      DONE     BYTES                 SPEED       TITLE\n"
         for task in tasks {
-            let percent = String(format: "%5.1f%%", task.progress * 100)
+            let percent = Self.padded(ByteCountText.fixed(task.progress * 100, digits: 1), to: 5, left: true) + "%"
             var bytes =
                 ByteCountText.format(Double(task.bytesDone)) + " / "
                 + (task.bytesExpected.map { ByteCountText.format(Double($0)) } ?? "?")
@@ -39,14 +41,27 @@ struct QueueListCommand: ParsableCommand {
                     + ByteCountText.format(Double(task.bytesDone))
             }
             let speed = task.state == .running ? ByteCountText.format(task.bytesPerSecond) + "/s" : "-"
-            var line = task.id + "  " + task.state.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0) + "  "
-            line += percent + "  " + bytes.padding(toLength: 20, withPad: " ", startingAt: 0) + "  "
-            line += speed.padding(toLength: 10, withPad: " ", startingAt: 0) + "  " + task.title + "\n"
+            text += task.id + "  " + Self.padded(task.state.rawValue, to: 9) + "  "
+            text += percent + "  " + Self.padded(bytes, to: 20) + "  "
+            text += Self.padded(speed, to: 10) + "  " + task.title + "\n"
             if let error = task.lastError {
-                line += (task.state == .waiting ? "    waiting: " : "    error: ") + error + "\n"
+                text += (task.state == .waiting ? "    waiting: " : "    error: ") + error + "\n"
             }
-            context.write(line)
+            if text.utf8.count >= 1 << 16 {
+                context.write(text)
+                text = ""
+            }
         }
+        context.write(text)
+    }
+
+    /// `text` cut or filled with spaces to `width` characters, the spaces after it (or before it,
+    /// `left`), as a column of the list.
+    static func padded(_ text: String, to width: Int, left: Bool = false) -> String {
+        let count = text.count
+        guard count < width else { return String(text.prefix(width)) }
+        let fill = String(repeating: " ", count: width - count)
+        return left ? fill + text : text + fill
     }
 
     /// `seconds` as `H:MM:SS`, or `M:SS` under an hour.

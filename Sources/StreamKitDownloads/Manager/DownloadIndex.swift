@@ -313,7 +313,10 @@ final class DownloadIndex: @unchecked Sendable {
         let selection = try row.text("selection").map {
             try JSONDecoder().decode(HLSSelection.self, from: Data($0.utf8))
         }
-        let headers = try JSONDecoder().decode([String].self, from: Data((row.text("headers") ?? "[]").utf8))
+        // Most tasks send no header of their own: no decoder for them (a queue of ten thousand).
+        let headerText = row.text("headers") ?? "[]"
+        let headers =
+            headerText == "[]" ? [] : try JSONDecoder().decode([String].self, from: Data(headerText.utf8))
         let recording = try row.text("recording").map {
             try JSONDecoder().decode(LiveRecordingSettings.self, from: Data($0.utf8))
         }

@@ -42,18 +42,24 @@ extension DownloadManager {
         return copy
     }
 
+    /// The setting that says every file task's record was checked for credentials once: records
+    /// are written without them since, so later openings need not read each one again.
+    static let recordsCheckedSetting = "records-without-credentials"
+
     /// Moves credentials that an older version stored in clear (in the index and in file tasks'
-    /// records) to secrets files; returns `info` as the index then holds it.
-    func moveSecretsOut(_ info: DownloadTaskInfo) throws(DownloadManagerError) -> DownloadTaskInfo {
+    /// records: a record is read when `records` asks for every one, or when the task's row held
+    /// credentials) to secrets files; returns `info` as the index then holds it.
+    func moveSecretsOut(_ info: DownloadTaskInfo, records: Bool) throws(DownloadManagerError) -> DownloadTaskInfo {
         var info = info
-        if TaskSecrets.holdsSecrets(info.headers) {
+        let rowHeldSecrets = TaskSecrets.holdsSecrets(info.headers)
+        if rowHeldSecrets {
             try TaskSecrets.write(
                 info.headers, keys: TaskSecrets.readKeys(directory: directory, id: info.id), directory: directory,
                 id: info.id)
             info.headers = TaskSecrets.masked(info.headers)
             try index.setHeaders(info.headers, id: info.id)
         }
-        if info.kind == .file, info.ownsFolder {
+        if records || rowHeldSecrets, info.kind == .file, info.ownsFolder {
             let folder = URL(fileURLWithPath: info.location).deletingLastPathComponent()
             if let request = TaskRecords.request(folder: folder),
                 TaskSecrets.holdsSecrets(request.headers.map { "\($0.name): \($0.value)" })

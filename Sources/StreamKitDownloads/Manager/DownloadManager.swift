@@ -136,6 +136,7 @@ public actor DownloadManager {
 
     private func recover() throws(DownloadManagerError) {
         var movedSecrets = false
+        let checksRecords = try index.setting(Self.recordsCheckedSetting) == nil
         for var info in try index.tasks() {
             if info.state == .removing {
                 deleteFiles(of: info)
@@ -144,7 +145,7 @@ public actor DownloadManager {
                 continue
             }
             let before = info.headers
-            info = try moveSecretsOut(info)
+            info = try moveSecretsOut(info, records: checksRecords)
             movedSecrets = movedSecrets || info.headers != before
             let recovered = info.state.recovered
             if recovered != info.state {
@@ -153,6 +154,7 @@ public actor DownloadManager {
             }
             tasks[info.id] = info
         }
+        if checksRecords { try index.setSetting(Self.recordsCheckedSetting, "1") }
         // The write-ahead log still holds the pages with the credentials in clear: fold it in.
         if movedSecrets { _ = try? index.database.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
     }
