@@ -20,6 +20,11 @@
 #              300-segment package): the time to its ready line, the first page (while serve's
 #              own first read of the items runs), the page warm (median of 10) and serve's peak
 #              RSS. Targets: start-up and the page under 200 ms, memory flat in the packages.
+#   queue      a queue of 10, 1,000 and 10,000 file tasks (one in fifty stopped, the rest success):
+#              `queue add` of one more, `queue list`, `queue list --json`, and serve's page and
+#              `/api/tasks` over it. The tasks beyond the first are copies of its row made with
+#              sqlite3 (adding 10,000 through `queue add` takes minutes). Targets: each at 10,000
+#              within 4x its time at 1,000 and under 300 ms.
 # The raw JSON lines are kept in bench/work/scale/results.jsonl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +34,7 @@ mkdir -p "$work"
 results="$work/results.jsonl"
 : >"$results"
 sections=("$@")
-[ ${#sections[@]} -gt 0 ] || sections=(playlists downloads library)
+[ ${#sections[@]} -gt 0 ] || sections=(playlists downloads library queue)
 home=/dev/shm/streamkit-scale-$$
 nginx_pids=()
 cleanup() {
@@ -59,7 +64,7 @@ table() {
     python3 - "$results" "$1" <<'PY'
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
-rows = [row for row in rows if row["section"] == sys.argv[2]]
+rows = [row for row in rows if row["section"] == sys.argv[2] and "wall_s" in row]
 print("| what | size | wall s | CPU s | peak RSS MB | wall x prev | RSS x prev | size x prev |")
 print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 for label in dict.fromkeys(row["label"] for row in rows):
@@ -177,6 +182,38 @@ print("| ---: | ---: | ---: | ---: | ---: | ---: |")
 for row in rows:
     print(f"| {row['size']:,} | {row['ready_s']:.3f} | {row['first_page_s']:.3f} | {row['warm_page_s']:.3f} | "
           f"{row['page_bytes'] / 1024:.0f} | {row['max_rss_mb']:.1f} |")
+PY
+        ;;
+    queue)
+        echo "== queue: commands and serve over many tasks"
+        for tasks in 10 1000 10000; do
+            rm -rf "$home"
+            "$streamkit" queue add http://127.0.0.1:9/first.ts --kind file --home "$home" >/dev/null
+            sqlite3 "$home/queue.sqlite" "
+                WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < $((tasks - 1)))
+                INSERT INTO tasks(id, url, kind, decrypt, file_type, title, state, progress, bytes_done,
+                    bytes_expected, post_progress, created_at, finished_at, location, connections, headers,
+                    file_ranges)
+                SELECT printf('%016x', 4096 + i), 'http://127.0.0.1:9/f' || i || '.ts', 'file', 0, 'video',
+                    'f' || i || '.ts', CASE WHEN i % 50 = 0 THEN 'stopped' ELSE 'success' END, 1.0, 752, 752,
+                    1.0, 1796231444.0 + i, 1796231445.0 + i,
+                    '$home/library/' || printf('%016x', 4096 + i) || '/f.ts', 4, '[]', '[]'
+                FROM c;"
+            measure "queue add" "$tasks" "$streamkit" queue add http://127.0.0.1:9/one-more.ts --kind file \
+                --home "$home"
+            measure "queue list" "$tasks" sh -c 'exec "$0" queue list --home "$1" >/dev/null' "$streamkit" "$home"
+            measure "queue list --json" "$tasks" sh -c 'exec "$0" queue list --json --home "$1" >/dev/null' \
+                "$streamkit" "$home"
+            python3 bench/serve-library.py "$streamkit" "$home" "$tasks" queue | tee -a "$results"
+        done
+        table queue
+        python3 - "$results" <<'PY'
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1]) if '"section": "queue"' in line]
+print("| tasks | serve page s (median of 10) | /api/tasks s (median of 10) | serve peak RSS MB |")
+print("| ---: | ---: | ---: | ---: |")
+for row in rows:
+    print(f"| {row['size']:,} | {row['warm_page_s']:.3f} | {row['api_tasks_s']:.3f} | {row['max_rss_mb']:.1f} |")
 PY
         ;;
     *)
