@@ -60,21 +60,15 @@ enum PackageFiles {
             throw HLSDownloadError(writeFailed: SystemError.current("open", subject: source))
         }
         defer { close(input) }
-        let temporary = destination + PackageLayout.clearSuffix
-        let output = PrivateFiles.open(temporary, O_WRONLY | O_TRUNC | O_CLOEXEC)
-        guard output >= 0 else {
-            throw HLSDownloadError(writeFailed: SystemError.current("open", subject: temporary))
-        }
         var decryptor: AES128CBC.Decryptor
         do {
             decryptor = try AES128CBC.Decryptor(key: key, iv: iv)
         } catch {
-            close(output)
             throw HLSDownloadError(.invalidKey, detail: "\(error)")
         }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var written: Int64 = 0
-        do throws(HLSDownloadError) {
+        try writeClear(to: destination, entityTag: entityTag) { (output) throws(HLSDownloadError) in
             while true {
                 let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
                 if count < 0 {
@@ -94,12 +88,27 @@ enum PackageFiles {
                     .decryptionFailed, detail: "\(error) (wrong key or IV, or a damaged segment)")
             }
             try RangeFetcher.write(last, to: output, at: written)
+        }
+    }
+
+    /// Writes a decrypted file through `write` (given the descriptor) under a temporary name
+    /// beside `destination`, then renames it into place; the temporary file goes on failure. The
+    /// clear file carries the ETag of the encrypted bytes it came from, for a later check.
+    static func writeClear(
+        to destination: String, entityTag: EntityTag?, _ write: (Int32) throws(HLSDownloadError) -> Void
+    ) throws(HLSDownloadError) {
+        let temporary = destination + PackageLayout.clearSuffix
+        let output = PrivateFiles.open(temporary, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        guard output >= 0 else {
+            throw HLSDownloadError(writeFailed: SystemError.current("open", subject: temporary))
+        }
+        do throws(HLSDownloadError) {
+            try write(output)
         } catch {
             close(output)
             unlink(temporary)
             throw error
         }
-        // The clear file carries the ETag of the encrypted bytes it came from, for a later check.
         if let entityTag { FileEntityTagAttribute.set(entityTag, descriptor: output) }
         close(output)
         try rename(temporary, to: destination)
