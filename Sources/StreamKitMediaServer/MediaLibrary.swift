@@ -78,6 +78,11 @@ public struct MediaLibrary: Sendable {
             guard let entryStamp = FileStamp(entry), entryStamp.isRegularFile else { continue }
             items.append(item(named: name, in: folder, entry: entry, stamps: [folderStamp, entryStamp]))
         }
+        // Folders removed since are forgotten: a server that runs for months keeps only what is there.
+        let present = Set(items.map(\.id))
+        known.items.withLock { known in
+            if known.count > present.count { known = known.filter { present.contains($0.key) } }
+        }
         return items.sorted { $0.title.lowercased() < $1.title.lowercased() }
     }
 
