@@ -43,10 +43,31 @@ public struct SQLiteRow: Sendable {
     public let columns: [String]
     /// The values, in column order.
     public let values: [SQLiteValue]
+    /// Where each column is, shared by the rows of one query: a row of thirty columns read by name
+    /// would otherwise compare names hundreds of times (a queue of ten thousand tasks).
+    private let positions: [String: Int]
+
+    /// A row of `values` under `columns`.
+    public init(columns: [String], values: [SQLiteValue]) {
+        self.init(columns: columns, positions: Self.positions(of: columns), values: values)
+    }
+
+    init(columns: [String], positions: [String: Int], values: [SQLiteValue]) {
+        self.columns = columns
+        self.positions = positions
+        self.values = values
+    }
+
+    /// Each column's index (the first, when two share a name).
+    static func positions(of columns: [String]) -> [String: Int] {
+        var positions: [String: Int] = [:]
+        for (index, name) in columns.enumerated() where positions[name] == nil { positions[name] = index }
+        return positions
+    }
 
     /// The value of the column named `name`, or `.null` when there is no such column.
     public subscript(_ name: String) -> SQLiteValue {
-        guard let index = columns.firstIndex(of: name) else { return .null }
+        guard let index = positions[name] else { return .null }
         return values[index]
     }
 
@@ -163,12 +184,14 @@ public final class SQLiteDatabase {
         try bind(parameters, to: statement, sql: sql)
         let columnCount = sqlite3_column_count(statement)
         let columns = (0..<columnCount).map { String(cString: sqlite3_column_name(statement, $0)) }
+        let positions = SQLiteRow.positions(of: columns)
         var rows: [SQLiteRow] = []
         while true {
             let status = sqlite3_step(statement)
             if status == SQLITE_DONE { break }
             guard status == SQLITE_ROW else { throw error(status, sql) }
-            rows.append(SQLiteRow(columns: columns, values: (0..<columnCount).map { value(statement, $0) }))
+            let values = (0..<columnCount).map { value(statement, $0) }
+            rows.append(SQLiteRow(columns: columns, positions: positions, values: values))
         }
         return rows
     }
