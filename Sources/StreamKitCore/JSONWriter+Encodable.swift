@@ -1,14 +1,48 @@
 import Foundation
 
 extension JSONWriter {
+    /// What ``encode(_:options:)`` decides where `Encodable` leaves the form open.
+    public struct EncodingOptions: Sendable {
+        /// Each object's members in the order of their keys' UTF-8 bytes, as `JSONEncoder`'s
+        /// `.sortedKeys` writes them; otherwise in the order the type encodes them.
+        public var sortedKeys: Bool
+        /// Dates as ISO 8601 text in UTC to the second (`2026-12-02T19:28:52Z`), as `JSONEncoder`'s
+        /// `.iso8601` strategy writes them; otherwise as `Date` encodes itself (seconds since 2001).
+        public var iso8601Dates: Bool
+
+        /// Options; the defaults are `JSONEncoder`'s.
+        public init(sortedKeys: Bool = false, iso8601Dates: Bool = false) {
+            self.sortedKeys = sortedKeys
+            self.iso8601Dates = iso8601Dates
+        }
+    }
+
     /// Writes `value` as its `Encodable` conformance describes it, streaming: objects with their
     /// members in the order the type encodes them, as `JSONEncoder` without `.sortedKeys` would
     /// (a URL as its absolute string; a value that encodes nothing as `{}`).
     ///
     /// Containers are written as they are used, so a type must finish with a nested container
-    /// before it writes to the outer one again (as synthesized conformances do).
-    public mutating func encode(_ value: some Encodable) throws {
-        let state = StreamingEncoderState(writer: self)
+    /// before it writes to the outer one again (as synthesized conformances do). With
+    /// ``EncodingOptions/sortedKeys`` an object is reordered when it closes, so the value is
+    /// gathered whole before it is handed on: meant for small values, such as one line of a list.
+    public mutating func encode(_ value: some Encodable, options: EncodingOptions = EncodingOptions()) throws {
+        if options.sortedKeys {
+            var whole = JSONWriter(chunkSize: .max) { _ in }
+            let state = StreamingEncoderState(writer: whole, options: options)
+            try whole.encode(value, state: state)
+            json(whole.buffer)
+            return
+        }
+        let state = StreamingEncoderState(writer: self, options: options)
+        try encode(value, state: state)
+    }
+
+    /// A date as ``EncodingOptions/iso8601Dates`` writes it: ISO 8601 text in UTC to the second.
+    public mutating func date(_ date: Date) {
+        StreamingEncoderState.iso8601(date).withUnsafeBufferPointer { string(utf8: $0) }
+    }
+
+    private mutating func encode(_ value: some Encodable, state: StreamingEncoderState) throws {
         // The state now holds the only reference to the buffer, so appending does not copy it.
         buffer = []
         defer { self = state.writer }
@@ -19,18 +53,31 @@ extension JSONWriter {
 /// The writer and the containers open in it, shared by the encoders and containers of one `encode`.
 final class StreamingEncoderState {
     var writer: JSONWriter
+    let options: JSONWriter.EncodingOptions
     /// The open containers, outermost first: `true` for an object, `false` for an array.
     private(set) var open: [Bool] = []
+    /// With sorted keys, for each open container, where each member of an object begins in the
+    /// buffer (after its comma) and its key.
+    private var members: [[(key: String, start: Int)]] = []
     /// Values and containers begun so far, to tell whether an encoder wrote anything.
     private(set) var begun = 0
 
-    init(writer: JSONWriter) { self.writer = writer }
+    init(writer: JSONWriter, options: JSONWriter.EncodingOptions) {
+        self.writer = writer
+        self.options = options
+    }
 
     /// Closes the containers deeper than `depth`.
     func close(to depth: Int) {
         precondition(open.count >= depth, "a container was written to after its parent went on")
         while open.count > depth {
-            if open.removeLast() { writer.endObject() } else { writer.endArray() }
+            if open.removeLast() {
+                if options.sortedKeys { sortMembers(members.removeLast()) }
+                writer.endObject()
+            } else {
+                if options.sortedKeys { members.removeLast() }
+                writer.endArray()
+            }
         }
     }
 
@@ -44,7 +91,62 @@ final class StreamingEncoderState {
         }
         begun += 1
         open.append(object)
+        if options.sortedKeys { members.append([]) }
         if object { writer.beginObject() } else { writer.beginArray() }
+    }
+
+    /// Writes the key of a member of the object open at `depth - 1`; its value follows.
+    func beginMember(key: String, depth: Int) {
+        beginValue(depth: depth)
+        if options.sortedKeys, !members.isEmpty {
+            members[members.count - 1].append((key, writer.buffer.count + (writer.needsComma ? 1 : 0)))
+        }
+        writer.key(string: key)
+    }
+
+    /// Puts the members of the object being closed in the order of their keys. They are the bytes
+    /// from the first one's start to the end of the buffer, separated by commas.
+    private func sortMembers(_ members: [(key: String, start: Int)]) {
+        guard members.count > 1 else { return }
+        let order = members.indices.sorted { members[$0].key.utf8.lexicographicallyPrecedes(members[$1].key.utf8) }
+        guard order != Array(members.indices) else { return }
+        let end = writer.buffer.count
+        var sorted: [UInt8] = []
+        sorted.reserveCapacity(end - members[0].start)
+        for (position, index) in order.enumerated() {
+            if position > 0 { sorted.append(UInt8(ascii: ",")) }
+            // A member ends at the comma before the next one, the last at the end of the buffer.
+            let memberEnd = index + 1 < members.count ? members[index + 1].start - 1 : end
+            sorted.append(contentsOf: writer.buffer[members[index].start..<memberEnd])
+        }
+        writer.buffer.replaceSubrange(members[0].start..<end, with: sorted)
+    }
+
+    /// `date` as `JSONEncoder`'s `.iso8601` strategy writes it, UTC to the second
+    /// (`2026-12-02T19:28:52Z`, for years 0–9999), as UTF-8.
+    static func iso8601(_ date: Date) -> [UInt8] {
+        let seconds = Int64(saturating: date.timeIntervalSince1970.rounded(.down))
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let time = seconds - days * 86_400
+        let (year, month, day) = CivilCalendar.date(days: days)
+        var text: [UInt8] = []
+        text.reserveCapacity(20)
+        func digits(_ value: Int64, _ count: Int, then separator: UInt8?) {
+            var divisor: Int64 = 1
+            for _ in 1..<count { divisor *= 10 }
+            while divisor > 0 {
+                text.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value / divisor % 10))
+                divisor /= 10
+            }
+            if let separator { text.append(separator) }
+        }
+        digits(year, 4, then: UInt8(ascii: "-"))
+        digits(month, 2, then: UInt8(ascii: "-"))
+        digits(day, 2, then: UInt8(ascii: "T"))
+        digits(time / 3600, 2, then: UInt8(ascii: ":"))
+        digits(time / 60 % 60, 2, then: UInt8(ascii: ":"))
+        digits(time % 60, 2, then: UInt8(ascii: "Z"))
+        return text
     }
 
     /// Begins a single value at `depth`.
@@ -58,6 +160,11 @@ final class StreamingEncoderState {
         if let url = value as? URL {
             begun += 1
             writer.string(url.absoluteString)
+            return
+        }
+        if options.iso8601Dates, let date = value as? Date {
+            begun += 1
+            writer.date(date)
             return
         }
         let before = begun
@@ -112,8 +219,7 @@ private struct StreamingKeyedContainer<Key: CodingKey>: KeyedEncodingContainerPr
     let codingPath: [any CodingKey]
 
     private func key(_ key: some CodingKey) {
-        state.beginValue(depth: level)
-        state.writer.key(string: key.stringValue)
+        state.beginMember(key: key.stringValue, depth: level)
     }
 
     mutating func encodeNil(forKey key: Key) throws {

@@ -30,7 +30,9 @@ public struct JSONWriter {
     @inlinable public init(chunkSize: Int = 65_536, output: @escaping ([UInt8]) -> Void) {
         self.chunkSize = max(chunkSize, 1)
         self.output = output
-        buffer.reserveCapacity(min(self.chunkSize, 1 << 20) + 1_024)
+        // A writer that gathers a whole value (`chunkSize: .max`, ``bytes(of:)``) is most often
+        // small: it grows as it needs.
+        buffer.reserveCapacity(chunkSize == .max ? 256 : min(self.chunkSize, 1 << 20) + 1_024)
     }
 
     /// Hands what is buffered to `output` (call it once the document is complete).
@@ -41,6 +43,14 @@ public struct JSONWriter {
     }
 
     // MARK: Structure
+
+    /// Ends a top-level value of a JSON Lines stream with a newline: the next value begins a new
+    /// line, with no comma before it.
+    @inlinable public mutating func lineBreak() {
+        buffer.append(UInt8(ascii: "\n"))
+        needsComma = false
+        if buffer.count >= chunkSize { flush() }
+    }
 
     /// `{`: the object's keys and values follow, then ``endObject()``.
     @inlinable public mutating func beginObject() {

@@ -228,4 +228,60 @@ import Testing
         #expect(ours.contains(#""nested":{"point":{"after":1},"list":["x",null],"after":true,"super":{"name":"s""#))
         #expect(ours.hasSuffix(#""empty":{}},1]"#))
     }
+
+    /// Declared out of key order, with keys that sort differently by bytes and without case.
+    private struct Listing: Encodable {
+        var zulu: String
+        var playlist: String
+        var playPath: String?
+        var when: Date
+        var items: [Item]
+        var table: [String: Int]
+        var alpha: Item?
+    }
+
+    private struct Item: Encodable {
+        var title: String
+        var at: Date?
+        var bytes: Int64
+        var upper: Bool
+        /// A key with a capital, which sorts before every lower-case one by bytes.
+        enum CodingKeys: String, CodingKey { case title, at, bytes, upper = "Upper" }
+    }
+
+    @Test(arguments: [65_536, 1])
+    func sortsKeysAndWritesDatesByteForByteAsJSONEncoderDoes(chunkSize: Int) throws {
+        let dates: [Date] = [
+            Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 1_796_231_444.999),
+            Date(timeIntervalSince1970: -1.5), Date(timeIntervalSince1970: 4_107_542_400),
+            Date(timeIntervalSince1970: 951_782_400),
+        ]
+        let values = dates.enumerated().map { index, date in
+            Listing(
+                zulu: "z/\(index) é \u{1F3A5} \"q\" \\ \n\t", playlist: "https://h/a/b.m3u8?x=1&y=2",
+                playPath: index % 2 == 0 ? "/library/\(index)/index.m3u8" : nil, when: date,
+                items: [
+                    Item(title: "b", at: date, bytes: -7, upper: true),
+                    Item(title: "", at: nil, bytes: Int64.max, upper: false),
+                ],
+                table: ["b": 2, "a": 1, "B": 3, "aa": 4],
+                alpha: index == 1 ? nil : Item(title: "c", at: nil, bytes: 0, upper: false))
+        }
+        let options = JSONWriter.EncodingOptions(sortedKeys: true, iso8601Dates: true)
+        let ours = try write(chunkSize: chunkSize) { writer in
+            writer.beginArray()
+            writer.integer(0)
+            for value in values { try writer.encode(value, options: options) }
+            writer.endArray()
+        }.text
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        let theirs = String(decoding: try encoder.encode(values), as: UTF8.self)
+        #expect(ours == "[0," + theirs.dropFirst())
+        // Without the options, members keep the order they are encoded in and dates are numbers.
+        let plain = try write { writer in try writer.encode(values[0]) }.text
+        #expect(plain.hasPrefix(#"{"zulu":"#))
+        #expect(plain.contains(#""when":-978307200"#))
+    }
 }
