@@ -116,9 +116,13 @@ public final class MediaServer: Sendable {
             // The queue names what the user downloads: not for other sites' pages.
             try sites.check(request, serving: "/api/")
             struct Body: Encodable { let tasks: [QueueTaskSummary] }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            return .json(Array(try encoder.encode(Body(tasks: try queue?() ?? []))))
+            let body = Body(tasks: try queue?() ?? [])
+            var failure: (any Error)?
+            let json = JSONWriter.bytes { writer in
+                do { try writer.encode(body, options: .init(sortedKeys: true)) } catch { failure = error }
+            }
+            if let failure { throw failure }
+            return .json(json)
         }
         // Whatever a download brought is content, never a page of ours (``ContainedContent``).
         router.get("/library") { _ in ContainedContent.contained(.redirect(to: "/")) }

@@ -19,7 +19,7 @@ struct QueueListCommand: ParsableCommand {
         var tasks = try QueueAccess.tasks(home, context)
         if completed { tasks = tasks.filter { $0.state == .success } }
         if format.json {
-            for task in tasks { context.write(QueueAccess.jsonLine(task)) }
+            QueueAccess.writeJSONLines(tasks, context: context)
             return
         }
         if tasks.isEmpty {

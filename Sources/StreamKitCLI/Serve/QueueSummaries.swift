@@ -10,12 +10,15 @@ public enum QueueSummaries {
     public static func read(home: URL, libraryRoot: String) throws -> [QueueTaskSummary] {
         let library = URL(fileURLWithPath: libraryRoot, isDirectory: true).standardizedFileURL.path + "/"
         return try DownloadQueueRemote.tasks(directory: home).map { task in
-            let location = URL(fileURLWithPath: task.location).standardizedFileURL.path
+            let folder = library + task.id
+            // Most locations are the library's folder as the queue wrote it: no URL made for them
+            // (ten thousand tasks at every request).
             let playable =
-                task.kind != .file && location == library + task.id
-                && FileManager.default.fileExists(atPath: location + "/" + MediaLibrary.entryName)
+                task.kind != .file
+                && (task.location == folder || URL(fileURLWithPath: task.location).standardizedFileURL.path == folder)
+                && FileManager.default.fileExists(atPath: folder + "/" + MediaLibrary.entryName)
             return QueueTaskSummary(
-                id: task.id, title: task.title, url: task.url, kind: task.kind.rawValue, state: "\(task.state)",
+                id: task.id, title: task.title, url: task.url, kind: task.kind.rawValue, state: task.state.rawValue,
                 progress: task.progress, bytesDone: task.bytesDone, bytesExpected: task.bytesExpected,
                 bytesPerSecond: task.bytesPerSecond, error: task.lastError,
                 playPath: playable ? "/library/\(task.id)/\(MediaLibrary.entryName)" : nil)
