@@ -2,7 +2,10 @@ import StreamKitCore
 
 /// The HTML page at `/`: what the library holds, with a link to play each item.
 enum LibraryPage {
-    static func html(items: [MediaLibraryItem], tasks: [QueueTaskSummary]? = nil) -> String {
+    /// The most tasks the page lists; `/api/tasks` and `queue list` give every one.
+    static let taskRows = 200
+
+    static func html(items: [MediaLibraryItem], tasks: QueueTaskPage? = nil) -> String {
         var rows = ""
         for item in items {
             rows += """
@@ -46,12 +49,24 @@ enum LibraryPage {
             """
     }
 
-    /// The download queue: each task's title, state, progress, size, speed and error, a play link
-    /// once it is in the library.
-    static func queueSection(_ tasks: [QueueTaskSummary]) -> String {
-        guard !tasks.isEmpty else { return "<h2>Download queue</h2>\n<p>The queue is empty.</p>" }
+    /// The download queue: how many tasks in each state, then each task's title, state, progress,
+    /// size, speed and error, a play link once it is in the library: the unfinished tasks first,
+    /// then the newest finished, at most ``taskRows`` of them.
+    static func queueSection(_ page: QueueTaskPage) -> String {
+        guard !page.tasks.isEmpty else { return "<h2>Download queue</h2>\n<p>The queue is empty.</p>" }
+        let total = page.total
+        let states = page.states.sorted { $0.key < $1.key }.map { "\(formatCount($0.value)) \(escape($0.key))" }
+        var summary =
+            "<p>\(formatCount(total)) \(total == 1 ? "task" : "tasks"): \(states.joined(separator: ", ")).</p>"
+        if page.tasks.count < total {
+            summary += """
+
+                <p>The \(formatCount(page.tasks.count)) shown are the unfinished tasks first, then the newest \
+                finished. Every task: <a href="/api/tasks">/api/tasks</a> or <code>streamkit queue list</code>.</p>
+                """
+        }
         var rows = ""
-        for task in tasks {
+        for task in page.tasks {
             let percent = Int((min(max(task.progress, 0), 1) * 100).rounded(.down))
             let size =
                 formatSize(task.bytesDone) + (task.bytesExpected.map { " of " + formatSize($0) } ?? "")
@@ -67,6 +82,7 @@ enum LibraryPage {
         }
         return """
             <h2>Download queue</h2>
+            \(summary)
             <table>
             <thead><tr><th>Title</th><th>State</th><th>Progress</th><th>Size</th><th>Speed</th><th>Error</th>\
             <th>Play</th></tr></thead>
@@ -90,6 +106,17 @@ enum LibraryPage {
             }
         }
         return result
+    }
+
+    /// `9,800`: a count with thousands separated.
+    static func formatCount(_ count: Int) -> String {
+        let digits = Array(String(count))
+        var text = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0, (digits.count - index) % 3 == 0, digits[index - 1] != "-" { text += "," }
+            text.append(digit)
+        }
+        return text
     }
 
     /// `512 B`, `3.4 KiB`, `12.3 MiB`, `1.2 GiB`.

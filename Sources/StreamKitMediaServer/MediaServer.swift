@@ -20,8 +20,8 @@ public final class MediaServer: Sendable {
         public var libraryRoot: String
         /// The HTTP server's address, limits, allowed hosts and origins.
         public var http: HTTPServerConfiguration
-        /// Reads the download queue for the page and `GET /api/tasks`; none shows no queue.
-        public var queue: (@Sendable () throws -> [QueueTaskSummary])?
+        /// Reads a part of the download queue for the page and `GET /api/tasks`; none shows no queue.
+        public var queue: (@Sendable (QueueTaskRequest) throws -> QueueTaskPage)?
         /// The cache the proxy routes read through; no proxy routes when `nil`.
         public var cache: MediaCache?
         /// Whether to run the proxy's path once at start, in the background, against a throwaway
@@ -34,7 +34,7 @@ public final class MediaServer: Sendable {
         /// the queue `queue` reads, and the caching proxy when `cache` is given.
         public init(
             libraryRoot: String, http: HTTPServerConfiguration = HTTPServerConfiguration(),
-            queue: (@Sendable () throws -> [QueueTaskSummary])? = nil, cache: MediaCache? = nil
+            queue: (@Sendable (QueueTaskRequest) throws -> QueueTaskPage)? = nil, cache: MediaCache? = nil
         ) {
             self.libraryRoot = libraryRoot
             self.http = http
@@ -102,21 +102,35 @@ public final class MediaServer: Sendable {
     /// The library's routes (and the queue's, when there is one), for composing into another router.
     /// `/api/` answers pages of `allowedOrigins` and of the server's own origin only (``CrossSiteCheck``).
     public static func routes(
-        for library: MediaLibrary, queue: (@Sendable () throws -> [QueueTaskSummary])? = nil,
+        for library: MediaLibrary, queue: (@Sendable (QueueTaskRequest) throws -> QueueTaskPage)? = nil,
         allowedOrigins: [String] = []
     ) throws -> HTTPRouter {
         let files = try HTTPStaticFileResponder(root: library.root)
         let sites = CrossSiteCheck(allowedOrigins: allowedOrigins)
         var router = HTTPRouter()
         router.get("/") { _ in
-            .html(LibraryPage.html(items: try library.items(), tasks: try queue?()))
+            // The tasks that need attention first, a bounded number: the page of a queue of ten
+            // thousand costs what the page of a small one does.
+            let tasks = try queue?(QueueTaskRequest(limit: LibraryPage.taskRows, unfinishedFirst: true))
+            return .html(LibraryPage.html(items: try library.items(), tasks: tasks))
         }
-        // The queue as JSON: `{"tasks": [...]}`, every field of ``QueueTaskSummary``; empty without a queue.
+        // The queue as JSON, a page at a time in queue order: `{"limit", "offset", "states", "tasks",
+        // "total"}`, every field of ``QueueTaskSummary`` in `tasks`; empty without a queue.
         router.get("/api/tasks") { request in
             // The queue names what the user downloads: not for other sites' pages.
             try sites.check(request, serving: "/api/")
-            struct Body: Encodable { let tasks: [QueueTaskSummary] }
-            let body = Body(tasks: try queue?() ?? [])
+            let offset = try Self.integer(request, "offset", default: 0, in: 0...Int(Int32.max))
+            let limit = try Self.integer(request, "limit", default: Self.taskPageLimit, in: 1...Self.taskPageLimit * 10)
+            let page =
+                try queue?(QueueTaskRequest(offset: offset, limit: limit)) ?? QueueTaskPage(tasks: [], states: [:])
+            struct Body: Encodable {
+                let limit: Int
+                let offset: Int
+                let states: [String: Int]
+                let tasks: [QueueTaskSummary]
+                let total: Int
+            }
+            let body = Body(limit: limit, offset: offset, states: page.states, tasks: page.tasks, total: page.total)
             var failure: (any Error)?
             let json = JSONWriter.bytes { writer in
                 do { try writer.encode(body, options: .init(sortedKeys: true)) } catch { failure = error }
@@ -142,6 +156,21 @@ public final class MediaServer: Sendable {
                     files.respond(to: request, rawPath: String(request.path.dropFirst("/library/".count))))
             })
         return router
+    }
+
+    /// How many tasks `GET /api/tasks` answers when `limit=` does not say (at most ten times this).
+    public static let taskPageLimit = 1_000
+
+    /// The query parameter `name` as an integer in `range`, or `fallback` when absent.
+    private static func integer(
+        _ request: HTTPServerRequest, _ name: String, default fallback: Int, in range: ClosedRange<Int>
+    ) throws(HTTPResponseError) -> Int {
+        guard let text = request.queryValue(name) else { return fallback }
+        guard let value = Int(text), range.contains(value) else {
+            throw HTTPResponseError(
+                .badRequest, message: "\(name)= is a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
     }
 
     /// Stops accepting and finishes the responses in flight (up to `gracePeriod`).

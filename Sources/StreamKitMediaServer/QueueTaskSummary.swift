@@ -41,3 +41,37 @@ public struct QueueTaskSummary: Hashable, Sendable, Codable {
         self.playPath = playPath
     }
 }
+
+/// The part of the download queue a reader asks for: the page at `/` shows the first tasks that
+/// need attention, `GET /api/tasks` pages through the queue in order.
+public struct QueueTaskRequest: Hashable, Sendable {
+    /// Tasks to skip, in the order asked for.
+    public var offset: Int
+    /// At most this many tasks.
+    public var limit: Int
+    /// The tasks not yet succeeded first (in queue order), then the succeeded ones, newest first;
+    /// otherwise queue order.
+    public var unfinishedFirst: Bool
+
+    public init(offset: Int = 0, limit: Int, unfinishedFirst: Bool = false) {
+        self.offset = offset
+        self.limit = limit
+        self.unfinishedFirst = unfinishedFirst
+    }
+}
+
+/// Tasks of the download queue, with how many there are in each state.
+public struct QueueTaskPage: Hashable, Sendable {
+    /// The tasks asked for.
+    public var tasks: [QueueTaskSummary]
+    /// How many tasks the queue holds in each state (the ``QueueTaskSummary/state`` words).
+    public var states: [String: Int]
+
+    /// Tasks in the queue in all.
+    public var total: Int { states.values.reduce(0, +) }
+
+    public init(tasks: [QueueTaskSummary], states: [String: Int]) {
+        self.tasks = tasks
+        self.states = states
+    }
+}

@@ -49,6 +49,7 @@ import Glibc
         #expect(task.lastError == nil)
         // The page and /api/tasks read the same index.
         let summaries = try QueueSummaries.read(home: home, libraryRoot: home.appendingPathComponent("library").path)
+            .tasks
         #expect(summaries.map(\.id) == [task.id] && summaries.first?.state == "success")
         // Again: fetched again as before (a file), still one task, still success.
         let (again, againOutput, _) = await Self.run(["download", url, "-o", target.path, "--home", home.path])
@@ -91,6 +92,7 @@ import Glibc
         #expect(task.state == .success && task.kind == .hls)
         #expect(task.location == home.appendingPathComponent("library/\(task.id)").path)
         let summaries = try QueueSummaries.read(home: home, libraryRoot: home.appendingPathComponent("library").path)
+            .tasks
         #expect(summaries.first?.playPath == "/library/\(task.id)/index.m3u8")
         await nginx.stop()
     }

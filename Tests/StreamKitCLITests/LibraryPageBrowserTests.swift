@@ -41,7 +41,7 @@ import Testing
         let server = try MediaServer.start(
             configuration: MediaServer.Configuration(
                 libraryRoot: libraryRoot,
-                queue: { try QueueSummaries.read(home: queueHome, libraryRoot: libraryRoot) }))
+                queue: { try QueueSummaries.read(home: queueHome, libraryRoot: libraryRoot, request: $0) }))
         let directory = try TestRun.makeTemporaryDirectory("chromium")
         let screenshot = directory.appendingPathComponent("page.png")
         let common = [
@@ -71,14 +71,16 @@ import Testing
             #expect(row.contains("<td>0:10</td>"), "\(row)")
             #expect(row.contains("/index.m3u8\">index.m3u8</a>"), "\(row)")
         }
+        // The counts by state, then the unfinished task first, then the finished ones, newest first.
+        #expect(sections[1].contains("<p>3 tasks: 1 failed, 2 success.</p>"), "\(sections[1])")
         let queueRows = Array(sections[1].components(separatedBy: "<tr>").dropFirst(2))
         #expect(queueRows.count == 3, "\(sections[1])")
-        for (row, title) in zip(queueRows.prefix(2), ["Test card (TS)", "Test card (fMP4)"]) {
+        #expect(queueRows.first?.contains("<td>Missing file</td><td>failed</td>") == true, "\(queueRows)")
+        #expect(queueRows.first?.contains("404") == true, "\(queueRows)")
+        for (row, title) in zip(queueRows.dropFirst(), ["Test card (fMP4)", "Test card (TS)"]) {
             #expect(row.contains("<td>\(title)</td><td>success</td>") && row.contains("100%"), "\(row)")
             #expect(row.contains(">play</a>"), "\(row)")
         }
-        #expect(queueRows.last?.contains("<td>Missing file</td><td>failed</td>") == true, "\(queueRows)")
-        #expect(queueRows.last?.contains("404") == true, "\(queueRows)")
         #expect(text.contains("http-equiv=\"refresh\""))
         // The same queue as JSON.
         #expect(apiHead.status == .ok && apiHead.headers["Content-Type"]?.hasPrefix("application/json") == true)

@@ -4,12 +4,17 @@ import StreamKitMediaServer
 
 /// The download queue of a StreamKit home as the server's page and `/api/tasks` show it.
 public enum QueueSummaries {
-    /// Reads the queue's index in `home` (no lock needed; empty when there is no queue yet). An HLS
-    /// task stored in `libraryRoot` gets its play path on the server as soon as its package has
-    /// an `index.m3u8`: from the first completed segments on, while it still downloads.
-    public static func read(home: URL, libraryRoot: String) throws -> [QueueTaskSummary] {
+    /// Reads the part `request` names (every task by default) of the queue's index in `home` (no
+    /// lock needed; empty when there is no queue yet). An HLS task stored in `libraryRoot` gets its
+    /// play path on the server as soon as its package has an `index.m3u8`: from the first
+    /// completed segments on, while it still downloads.
+    public static func read(
+        home: URL, libraryRoot: String, request: QueueTaskRequest = QueueTaskRequest(limit: .max)
+    ) throws -> QueueTaskPage {
         let library = URL(fileURLWithPath: libraryRoot, isDirectory: true).standardizedFileURL.path + "/"
-        return try DownloadQueueRemote.tasks(directory: home).map { task in
+        let (tasks, states) = try DownloadQueueRemote.page(
+            directory: home, offset: request.offset, limit: request.limit, unfinishedFirst: request.unfinishedFirst)
+        let summaries = tasks.map { task in
             let folder = library + task.id
             // Most locations are the library's folder as the queue wrote it: no URL made for them
             // (ten thousand tasks at every request).
@@ -23,5 +28,7 @@ public enum QueueSummaries {
                 bytesPerSecond: task.bytesPerSecond, error: task.lastError,
                 playPath: playable ? "/library/\(task.id)/\(MediaLibrary.entryName)" : nil)
         }
+        return QueueTaskPage(
+            tasks: summaries, states: Dictionary(uniqueKeysWithValues: states.map { ($0.key.rawValue, $0.value) }))
     }
 }

@@ -101,7 +101,8 @@ struct ServeCommand: ParsableCommand {
         do {
             var configuration = MediaServer.Configuration(
                 libraryRoot: libraryRoot, http: http,
-                queue: { try QueueSummaries.read(home: queueHome, libraryRoot: libraryRoot) }, cache: cache)
+                queue: { try QueueSummaries.read(home: queueHome, libraryRoot: libraryRoot, request: $0) }, cache: cache
+            )
             configuration.warmsUpProxy = true
             server = try MediaServer.start(configuration: configuration)
         } catch {

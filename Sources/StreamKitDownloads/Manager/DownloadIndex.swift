@@ -148,6 +148,33 @@ final class DownloadIndex: @unchecked Sendable {
         try run { try database.query("SELECT * FROM tasks ORDER BY queue_id").map(Self.info) }
     }
 
+    /// At most `limit` tasks after the first `offset`, in queue order, or with `unfinishedFirst`
+    /// the tasks not yet succeeded in queue order and then the succeeded ones, newest first. Only
+    /// these rows are read: a page of a queue of ten thousand costs what a page of a small one does.
+    func tasks(offset: Int, limit: Int, unfinishedFirst: Bool) throws(DownloadManagerError) -> [DownloadTaskInfo] {
+        let order =
+            unfinishedFirst
+            ? "state = 'success', CASE WHEN state = 'success' THEN -queue_id ELSE queue_id END" : "queue_id"
+        return try run {
+            try database.query(
+                "SELECT * FROM tasks ORDER BY \(order) LIMIT ? OFFSET ?",
+                [.integer(Int64(max(limit, 0))), .integer(Int64(max(offset, 0)))]
+            ).map(Self.info)
+        }
+    }
+
+    /// How many tasks are in each state.
+    func stateCounts() throws(DownloadManagerError) -> [DownloadState: Int] {
+        try run {
+            var counts: [DownloadState: Int] = [:]
+            for row in try database.query("SELECT state, COUNT(*) AS count FROM tasks GROUP BY state") {
+                let state = DownloadState(rawValue: row.text("state") ?? "") ?? .failed
+                counts[state, default: 0] += Int(row.integer("count") ?? 0)
+            }
+            return counts
+        }
+    }
+
     func task(_ id: String) throws(DownloadManagerError) -> DownloadTaskInfo? {
         try run { try database.query("SELECT * FROM tasks WHERE id = ?", [.text(id)]).first.map(Self.info) }
     }

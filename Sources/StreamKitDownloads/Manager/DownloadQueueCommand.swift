@@ -149,6 +149,25 @@ public enum DownloadQueueRemote {
         }
     }
 
+    /// A page of the queue in `directory`: at most `limit` tasks after the first `offset`, in queue
+    /// order or, with `unfinishedFirst`, the tasks not yet succeeded first (in queue order), then
+    /// the succeeded ones, newest first; with how many tasks are in each state.
+    public static func page(
+        directory: URL, offset: Int, limit: Int, unfinishedFirst: Bool
+    ) throws(DownloadManagerError) -> (tasks: [DownloadTaskInfo], states: [DownloadState: Int]) {
+        let path = directory.appendingPathComponent("queue.sqlite").path
+        guard FileManager.default.fileExists(atPath: path) else { return ([], [:]) }
+        do {
+            // Two reads, not one snapshot: a task that changes state in between is counted in the new one.
+            let index = try DownloadIndex(path: path, createSchema: false)
+            return (
+                try index.tasks(offset: offset, limit: limit, unfinishedFirst: unfinishedFirst), try index.stateCounts()
+            )
+        } catch  where error.detail.contains("no such table") {
+            return ([], [:])  // a manager is creating the index this moment
+        }
+    }
+
     /// Whether a manager holds the queue in `directory` now.
     public static func isRunning(directory: URL) -> Bool { DirectoryLock.isHeld(directory: directory) }
 
