@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(libcurl4-openssl-dev libssl-dev libsqlite3-dev ffmpeg libnginx-mod-rtmp libnginx-mod-stream curl openssl
-    rtmpdump tmux chromium chromium-driver python3-selenium gstreamer1.0-tools gstreamer1.0-plugins-base
+    rtmpdump tmux time chromium chromium-driver python3-selenium gstreamer1.0-tools gstreamer1.0-plugins-base
     gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav)
 # nginx-light, or any nginx flavour that provides the binary.
 nginx_package=nginx-light

@@ -28,6 +28,10 @@ public struct Tool: Hashable, Sendable, CustomStringConvertible {
     public static let curl = Tool("curl")
     public static let rtmpdump = Tool("rtmpdump")
     public static let tmux = Tool("tmux")
+    /// GNU time, for a process's exact peak resident memory (`-f %M`): it forks the process from
+    /// its own small one, where a process spawned by the test runner carries the runner's peak in
+    /// `ru_maxrss`, and sampling `/proc` misses the peak of a process that ends between samples.
+    public static let gnuTime = Tool("time", package: "time", requiredFile: "/usr/bin/time")
     public static let chromium = Tool("chromium")
     /// Chromium driven through WebDriver (``Selenium``): Debian's driver and Python bindings.
     public static let selenium = Tool(
