@@ -25,6 +25,9 @@
 #              `/api/tasks` over it. The tasks beyond the first are copies of its row made with
 #              sqlite3 (adding 10,000 through `queue add` takes minutes). Targets: each at 10,000
 #              within 4x its time at 1,000 and under 300 ms.
+#   proxy      the first proxied request of a fresh `streamkit serve` (time to first byte of a cold
+#              /proxy/file miss from nginx) against the next 20, over five processes
+#              (bench/serve-proxy.py). Target: the first within 2 ms of the later ones.
 # The raw JSON lines are kept in bench/work/scale/results.jsonl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +37,7 @@ mkdir -p "$work"
 results="$work/results.jsonl"
 : >"$results"
 sections=("$@")
-[ ${#sections[@]} -gt 0 ] || sections=(playlists downloads library queue)
+[ ${#sections[@]} -gt 0 ] || sections=(playlists downloads library queue proxy)
 home=/dev/shm/streamkit-scale-$$
 nginx_pids=()
 cleanup() {
@@ -214,6 +217,26 @@ print("| tasks | serve page s (median of 10) | /api/tasks s (median of 10) | ser
 print("| ---: | ---: | ---: | ---: |")
 for row in rows:
     print(f"| {row['size']:,} | {row['warm_page_s']:.3f} | {row['api_tasks_s']:.3f} | {row['max_rss_mb']:.1f} |")
+PY
+        ;;
+    proxy)
+        echo "== proxy: the first request of a process"
+        www="$work/www"
+        mkdir -p "$www"
+        chmod 755 "$work" "$www"
+        [ -s "$www/tiny.ts" ] || python3 -c 'import sys; open(sys.argv[1], "wb").write(bytes(752))' "$www/tiny.ts"
+        [ -n "${origin:-}" ] || start_nginx "$www"
+        rm -rf "$home"
+        mkdir -p "$home"
+        python3 bench/serve-proxy.py "$streamkit" "$home" "$origin" 5 | tee -a "$results"
+        python3 - "$results" <<'PY'
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1]) if '"section": "proxy"' in line]
+print("| process | first request ms | later median ms | later max ms | first - later ms | origin direct ms |")
+print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+for row in rows:
+    print(f"| {row['size']} | {row['first_ms']:.2f} | {row['later_median_ms']:.2f} | {row['later_max_ms']:.2f} | "
+          f"{row['first_ms'] - row['later_median_ms']:.2f} | {row['direct_median_ms']:.2f} |")
 PY
         ;;
     *)
