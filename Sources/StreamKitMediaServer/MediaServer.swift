@@ -20,6 +20,9 @@ public final class MediaServer: Sendable {
         public var libraryRoot: String
         /// The HTTP server's address, limits, allowed hosts and origins.
         public var http: HTTPServerConfiguration
+        /// A file in which the library's items are kept between runs (``MediaLibrary``), so that
+        /// the first page of a new process reads only what changed; none keeps them in memory only.
+        public var libraryItemsFile: String?
         /// Reads a part of the download queue for the page and `GET /api/tasks`; none shows no queue.
         public var queue: (@Sendable (QueueTaskRequest) throws -> QueueTaskPage)?
         /// The cache the proxy routes read through; no proxy routes when `nil`.
@@ -78,7 +81,8 @@ public final class MediaServer: Sendable {
     public static func start(
         configuration: Configuration, additionalRoutes: HTTPRouter = HTTPRouter(), logger: Logger = .disabled
     ) throws -> MediaServer {
-        let library = try MediaLibrary(root: configuration.libraryRoot)
+        let library = try MediaLibrary(
+            root: configuration.libraryRoot, rememberedItemsFile: configuration.libraryItemsFile)
         var router = try routes(
             for: library, queue: configuration.queue, allowedOrigins: configuration.http.allowedOrigins)
         if let cache = configuration.cache {

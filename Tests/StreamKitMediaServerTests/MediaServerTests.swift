@@ -117,6 +117,39 @@ func write(_ text: String, _ name: String, in directory: URL) throws {
         #expect(try library.items().map(\.id) == ["plain"])
     }
 
+    /// With a file to keep them in, items survive the process: a new library takes what the file
+    /// remembers while the stamps match (a file added in a package's inner folder changes no stamp,
+    /// so its size is the remembered one until `package.json` changes), and ignores a file of
+    /// another root or a damaged one.
+    @Test func itemsAreRememberedBetweenProcesses() throws {
+        let base = try TestRun.makeTemporaryDirectory("library-remembered")
+        let package = base.appendingPathComponent("package")
+        try write("#EXTM3U\n#EXTINF:4,\nvideo/0.ts\n", "index.m3u8", in: package)
+        try write("{\"status\":\"complete\",\"title\":\"Show\"}", "package.json", in: package)
+        try write("", "0.ts", in: package.appendingPathComponent("video"))
+        try Data(count: 1_000).write(to: package.appendingPathComponent("video/0.ts"))
+        let file = try TestRun.makeTemporaryDirectory("library-items").appendingPathComponent("items.json").path
+        let first = try MediaLibrary(root: base.path, rememberedItemsFile: file)
+        let size = try #require(try first.items().first?.size)
+        #expect(FileManager.default.fileExists(atPath: file))
+
+        try Data(count: 500).write(to: package.appendingPathComponent("video/1.ts"))
+        let second = try MediaLibrary(root: base.path, rememberedItemsFile: file)
+        #expect(try second.items().first?.size == size, "the remembered item")
+        #expect(try MediaLibrary(root: base.path).items().first?.size == size + 500, "read afresh")
+
+        try write("{\"status\":\"complete\",\"title\":\"Show 2\"}", "package.json", in: package)
+        let third = try MediaLibrary(root: base.path, rememberedItemsFile: file)
+        #expect(try third.items().first.map { [$0.title, "\($0.size)"] } == ["Show 2", "\(size + 502)"])
+
+        // Another root's file and a damaged file are not taken.
+        let other = try TestRun.makeTemporaryDirectory("library-other")
+        try FileManager.default.copyItem(at: package, to: other.appendingPathComponent("package"))
+        #expect(try MediaLibrary(root: other.path, rememberedItemsFile: file).items().first?.title == "Show 2")
+        try Data("{\"root\":".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try MediaLibrary(root: base.path, rememberedItemsFile: file).items().first?.title == "Show 2")
+    }
+
     @Test func anEmptyLibrarySaysSo() async throws {
         let library = try LibraryServer.start { _ in }
         let page = try await library.get("/")

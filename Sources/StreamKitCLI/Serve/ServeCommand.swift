@@ -104,6 +104,7 @@ struct ServeCommand: ParsableCommand {
                 queue: { try QueueSummaries.read(home: queueHome, libraryRoot: libraryRoot, request: $0) }, cache: cache
             )
             configuration.warmsUpProxy = true
+            configuration.libraryItemsFile = homePath + "/library-items.json"
             server = try MediaServer.start(configuration: configuration)
         } catch {
             await cache?.shutdown()
