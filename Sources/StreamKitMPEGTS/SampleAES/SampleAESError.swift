@@ -1,4 +1,5 @@
-/// Why a SAMPLE-AES MPEG-TS segment could not be decrypted (or, in tests, encrypted).
+/// Why a SAMPLE-AES segment (MPEG-TS, or fragmented MP4 with `cbcs`) could not be decrypted (or,
+/// in tests, encrypted).
 public struct SampleAESError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of problem it is.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
@@ -7,6 +8,12 @@ public struct SampleAESError: Error, Hashable, Sendable, CustomStringConvertible
 
         /// The bytes are not an MPEG-TS (no 0x47 sync byte every 188 bytes): packed audio, fMP4.
         public static let notTransportStream = Kind("not an MPEG-TS segment")
+        /// The bytes are not the fragmented MP4 expected: a box that does not fit, a missing `moov`
+        /// or `moof`, a truncated field.
+        public static let notFragmentedMP4 = Kind("not a fragmented MP4 segment")
+        /// The MP4's protection is not the `cbcs` this decrypts: another scheme (`cenc`, `cens`),
+        /// sample groups that change the key or pattern, a track with no `tenc`.
+        public static let unsupportedProtection = Kind("unsupported protection")
         /// The program tables cannot be rewritten (a PMT across packets, one that no longer fits).
         public static let unsupportedProgramTable = Kind("unsupported program table")
         /// The key or IV is not 16 bytes.
