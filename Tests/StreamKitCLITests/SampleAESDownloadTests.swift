@@ -5,9 +5,9 @@ import Testing
 
 @testable import StreamKitCLI
 
-/// `streamkit download --decrypt` of SAMPLE-AES MPEG-TS streams (H.264 with AAC, and with AC-3)
-/// served by nginx: the package's segments are clear, its playlists name no key, its key files are
-/// gone, and it decodes to the clear source's frames.
+/// `streamkit download --decrypt` of SAMPLE-AES streams served by nginx (MPEG-TS with H.264 and
+/// AAC, and with AC-3; fragmented MP4 `cbcs`): the package's segments are clear, its playlists
+/// name no key, its key files are gone, and it decodes to the clear source's frames.
 @Suite(.serialized, .requires(.nginx, .ffmpeg)) struct SampleAESDownloadTests {
     private func run(_ arguments: [String]) async -> (code: ExitCode, output: String, error: String) {
         let context = CommandContext.capturing()
@@ -83,30 +83,67 @@ import Testing
         await nginx.stop()
     }
 
-    /// SAMPLE-AES with a map (fMP4 `cbcs`) cannot be decrypted here: `--decrypt` refuses it with the
-    /// method and the format named, rather than storing it encrypted under a clear playlist.
-    @Test func sampleAESInFragmentedMP4IsRefused() async throws {
-        let source = try await Fixtures.shared.fixture(FixtureRecipe(.hlsFMP4))
-        let root = try TestRun.makeTemporaryDirectory("sample-aes-fmp4")
-        for name in try source.files() {
-            try FileManager.default.copyItem(
-                at: source.directory.appendingPathComponent(name), to: root.appendingPathComponent(name))
+    /// The checksum of every packet of every stream of `input`, as stored (`-c copy`).
+    private func packets(_ input: URL) async throws -> [String] {
+        let output = try await Tool.ffmpeg.run([
+            "-nostdin", "-v", "error", "-allowed_extensions", "ALL", "-i", input.path, "-map", "0", "-c", "copy", "-f",
+            "framemd5", "-",
+        ])
+        return output.standardOutput.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
+    }
+
+    /// SAMPLE-AES in fragmented MP4 (`cbcs`, H.264 with AAC): `--decrypt` stores the init segment
+    /// with clear sample entries and the segments with clear samples, under playlists that name no
+    /// key; its packets are the clear source's, and it decodes. Without `--decrypt` the files stay as
+    /// served, under their key.
+    @Test func decryptStoresClearFragmentedMP4() async throws {
+        let fixture = try await SampleAESMP4Fixture.make()
+        let nginx = try await Nginx.static(root: fixture.directory)
+        let url = nginx.url("index.m3u8").absoluteString
+        let work = try TestRun.makeTemporaryDirectory("sample-aes-fmp4-download")
+        let home = work.appendingPathComponent("home").path
+
+        let folder = work.appendingPathComponent("clear")
+        let (code, _, error) = await run(["download", url, "--home", home, "-o", folder.path, "--decrypt"])
+        #expect(code == .success, "\(error)")
+        let playlist = try String(contentsOf: folder.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
+        #expect(!playlist.contains("#EXT-X-KEY") && playlist.contains("#EXT-X-MAP"), "\(playlist)")
+        #expect(files(in: folder, suffix: ".key").isEmpty)
+        let clear = try await packets(fixture.directory.appendingPathComponent("clear.m3u8"))
+        #expect(clear.count > 100)
+        #expect(try await packets(folder.appendingPathComponent("index.m3u8")) == clear)
+        #expect(try await frames(folder.appendingPathComponent("index.m3u8")).count > 100)
+
+        let kept = work.appendingPathComponent("kept")
+        let asIs = await run(["download", url, "--home", home, "-o", kept.path])
+        #expect(asIs.code == .success, "\(asIs.error)")
+        let keptPlaylist = try String(contentsOf: kept.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
+        #expect(keptPlaylist.contains("#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"key-0.key\""), "\(keptPlaylist)")
+        let first = try #require(files(in: kept, suffix: ".m4s").sorted().first)
+        #expect(
+            try Data(contentsOf: kept.appendingPathComponent(first))
+                == Data(contentsOf: fixture.directory.appendingPathComponent(fixture.segments[0])))
+        await nginx.stop()
+    }
+
+    /// A cbcs init that declares another scheme (`cenc`, AES-CTR) is refused by name.
+    @Test func otherCommonEncryptionSchemesAreRefused() async throws {
+        let fixture = try await SampleAESMP4Fixture.make(seconds: 2)
+        let initURL = fixture.directory.appendingPathComponent("init.mp4")
+        var bytes = Array(try Data(contentsOf: initURL))
+        let schm = Array("schm".utf8)
+        for index in 0..<(bytes.count - 12) where Array(bytes[index..<index + 4]) == schm {
+            bytes.replaceSubrange(index + 8..<index + 12, with: Array("cenc".utf8))
         }
-        try Data(SampleAESFixtures.key).write(to: root.appendingPathComponent("key.bin"))
-        let original = try String(contentsOf: root.appendingPathComponent("index.m3u8"), encoding: .utf8)
-        let encrypted = original.replacingOccurrences(
-            of: "#EXT-X-MAP", with: "#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"key.bin\"\n#EXT-X-MAP")
-        #expect(encrypted != original)
-        try encrypted.write(to: root.appendingPathComponent("index.m3u8"), atomically: true, encoding: .utf8)
-        let nginx = try await Nginx.static(root: root)
-        let work = try TestRun.makeTemporaryDirectory("sample-aes-fmp4-out")
+        try Data(bytes).write(to: initURL)
+        let nginx = try await Nginx.static(root: fixture.directory)
+        let work = try TestRun.makeTemporaryDirectory("sample-aes-fmp4-cenc")
         let (code, _, error) = await run([
             "download", nginx.url("index.m3u8").absoluteString, "--home", work.appendingPathComponent("home").path,
             "-o", work.appendingPathComponent("p").path, "--decrypt",
         ])
         #expect(code == .failure)
-        #expect(error.contains("unsupported encryption"), "\(error)")
-        #expect(error.contains("SAMPLE-AES") && error.contains("fragmented MP4"), "\(error)")
+        #expect(error.contains("unsupported encryption") && error.contains("'cenc'"), "\(error)")
         await nginx.stop()
     }
 }

@@ -194,9 +194,10 @@ import Testing
         #expect(clear.contains("skd://drm/asset"))
     }
 
-    /// SAMPLE-AES with a map is fMP4 `cbcs` (or TS whose tables are in the map): `--decrypt` refuses
-    /// it, naming the method and the format; without `--decrypt` it is planned as before.
-    @Test func decryptRefusesSampleAESWithAMap() throws {
+    /// SAMPLE-AES with a map is fMP4 `cbcs`: with `--decrypt` the segment is decrypted as its map
+    /// declares, the map is rewritten clear, and the segment keeps no key; without `--decrypt` it is
+    /// planned as before, encrypted under its key.
+    @Test func decryptPlansSampleAESWithAMapAsFragmentedMP4() throws {
         let text = """
             #EXTM3U
             #EXT-X-VERSION:7
@@ -208,9 +209,13 @@ import Testing
             #EXT-X-ENDLIST
             """
         #expect(try plan(text).files.allSatisfy { $0.decryption == nil })
-        let error = try #require(throws: HLSDownloadError.self) { try plan(text, decrypt: true) }
-        #expect(error.kind == .unsupportedEncryption)
-        #expect(error.detail.contains("SAMPLE-AES") && error.detail.contains("fragmented MP4"), "\(error)")
+        let (files, segments, _) = try plan(text, decrypt: true)
+        let segment = try #require(files.first { $0.kind == .segment })
+        #expect(
+            segment.decryption?.scheme
+                == .sampleAESMP4(initURL: "https://cdn.example.com/show/v/init.mp4", initRange: nil))
+        #expect(files.first { $0.kind == .map }?.decryption?.scheme == .clearMP4Init)
+        #expect(segments.first?.localKeys.isEmpty == true)
     }
 
     @Test func mapsThatChangeMidPlaylistEachGetAFile() throws {

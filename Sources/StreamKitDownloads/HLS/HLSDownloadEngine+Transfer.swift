@@ -3,6 +3,7 @@ import StreamKitCore
 import StreamKitHLS
 import StreamKitHTTP
 import StreamKitHTTPClient
+import StreamKitMPEGTS
 import Synchronization
 
 extension HLSDownloadEngine {
@@ -109,9 +110,13 @@ extension HLSDownloadEngine {
                 throw HLSDownloadError(.invalidKey, path: file.path, detail: "the key \(decryption.keyPath) is missing")
             }
             do {
+                var protection: MP4Protection?
+                if case .sampleAESMP4(let initURL, let initRange) = decryption.scheme {
+                    protection = try await mp4Protection(initURL: initURL, range: initRange)
+                }
                 try PackageFiles.decrypt(
                     encrypted, to: finalPath, key: key, iv: decryption.iv, scheme: decryption.scheme,
-                    entityTag: etag.flatMap(EntityTag.init(headerValue:)))
+                    protection: protection, entityTag: etag.flatMap(EntityTag.init(headerValue:)))
             } catch {
                 PackageFiles.remove(encrypted)
                 throw HLSDownloadError(error.kind, url: file.url, path: file.path, detail: error.detail)

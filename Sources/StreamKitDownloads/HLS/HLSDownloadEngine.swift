@@ -3,6 +3,7 @@ import StreamKitCore
 import StreamKitHLS
 import StreamKitHTTP
 import StreamKitHTTPClient
+import StreamKitMPEGTS
 import Synchronization
 
 /// One rendition while it is downloaded or recorded.
@@ -23,6 +24,8 @@ struct RenditionState: Sendable {
 struct EngineState: Sendable {
     var renditions: [RenditionState] = []
     var keys: [String: [UInt8]] = [:]
+    /// The protection of SAMPLE-AES fMP4 init segments, by URL and range, read once per run.
+    var mp4Protections: [String: MP4Protection] = [:]
     var master: MultivariantPlaylist?
     var masterURL: String?
     var variant: VariantStream?

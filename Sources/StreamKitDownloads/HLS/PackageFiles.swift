@@ -2,6 +2,7 @@ import Foundation
 import StreamKitCore
 import StreamKitHTTP
 import StreamKitHTTPClient
+import StreamKitMPEGTS
 
 #if canImport(Glibc)
 import Glibc
@@ -46,13 +47,19 @@ enum PackageFiles {
     }
 
     /// Decrypts `source` into `destination` through a temporary name: an AES-128-CBC file (PKCS#7
-    /// padding) 1 MB at a time, or a SAMPLE-AES MPEG-TS segment whole.
+    /// padding) 1 MB at a time, or a SAMPLE-AES segment whole (MPEG-TS; fragmented MP4 with the
+    /// `protection` its init declares; an fMP4 init rewritten clear).
     static func decrypt(
         _ source: String, to destination: String, key: [UInt8], iv: [UInt8],
-        scheme: Decryption.Scheme = .wholeFile, entityTag: EntityTag? = nil
+        scheme: Decryption.Scheme = .wholeFile, protection: MP4Protection? = nil, entityTag: EntityTag? = nil
     ) throws(HLSDownloadError) {
-        if scheme == .sampleAES {
-            try decryptSampleAES(source, to: destination, key: key, iv: iv, entityTag: entityTag)
+        switch scheme {
+        case .wholeFile:
+            break
+        case .sampleAES, .sampleAESMP4, .clearMP4Init:
+            try decryptSampleAES(
+                source, to: destination, key: key, iv: iv, scheme: scheme, protection: protection,
+                entityTag: entityTag)
             return
         }
         let input = open(source, O_RDONLY | O_CLOEXEC)

@@ -2,7 +2,8 @@ import Foundation
 import StreamKitCore
 import StreamKitHLS
 
-/// How a file is decrypted after download (`--decrypt`): AES-128 files, SAMPLE-AES MPEG-TS segments.
+/// How a file is decrypted after download (`--decrypt`): AES-128 files, SAMPLE-AES MPEG-TS
+/// segments, SAMPLE-AES fragmented MP4 (`cbcs`) segments and their init segments.
 struct Decryption: Hashable, Sendable {
     /// What the key encrypts.
     enum Scheme: Hashable, Sendable {
@@ -10,6 +11,12 @@ struct Decryption: Hashable, Sendable {
         case wholeFile
         /// `METHOD=SAMPLE-AES` in MPEG-TS: the media samples (``SampleAESTransportStream``).
         case sampleAES
+        /// `METHOD=SAMPLE-AES` in fragmented MP4: the samples of a media segment, protected as the
+        /// init segment at `initURL` (its `initRange`) declares (``MP4Protection``).
+        case sampleAESMP4(initURL: String, initRange: ByteRange?)
+        /// The init segment of SAMPLE-AES fragmented MP4: nothing encrypted, its protected sample
+        /// entries rewritten as clear ones (``MP4Protection/clearInitSegment(_:)``).
+        case clearMP4Init
     }
 
     /// The package path of the key file.
@@ -206,18 +213,10 @@ struct RenditionPlanner: Sendable {
                     continue
                 }
                 if decrypt && key.method == .sampleAES {
-                    // Only MPEG-TS is decrypted; with a map the samples are fMP4 `cbcs` (or TS whose
-                    // program tables are in the map), which is refused rather than kept encrypted
-                    // under a playlist that says it is clear.
-                    guard resolved.map == nil else {
-                        throw HLSDownloadError(
-                            .unsupportedEncryption, url: resolved.uri,
-                            detail:
-                                "--decrypt cannot decrypt METHOD=SAMPLE-AES segments with an EXT-X-MAP "
-                                + "(fragmented MP4, cbcs) in \(playlistURL); download without --decrypt to "
-                                + "keep them encrypted with their key")
-                    }
-                    decryption = Decryption(keyPath: path, iv: key.iv, scheme: .sampleAES)
+                    // With a map the samples are fragmented MP4 (`cbcs`), protected as the map says.
+                    let scheme: Decryption.Scheme =
+                        resolved.map.map { .sampleAESMP4(initURL: $0.uri, initRange: $0.byteRange) } ?? .sampleAES
+                    decryption = Decryption(keyPath: path, iv: key.iv, scheme: scheme)
                     continue
                 }
                 written.uri = Self.name(of: path)
@@ -239,7 +238,11 @@ struct RenditionPlanner: Sendable {
                     // must have an explicit IV (RFC 8216bis §4.4.4.4, §4.4.4.5): that key, not the
                     // segment's (a key written after the map does not apply to it).
                     var mapDecryption: Decryption?
-                    if let key = map.identityKey, key.method == .aes128, key.isIVExplicit, let uri = key.uri {
+                    if let segmentDecryption = decryption, case .sampleAESMP4 = segmentDecryption.scheme {
+                        // The init of SAMPLE-AES fMP4 is clear: only its sample entries are rewritten.
+                        mapDecryption = Decryption(
+                            keyPath: segmentDecryption.keyPath, iv: segmentDecryption.iv, scheme: .clearMP4Init)
+                    } else if let key = map.identityKey, key.method == .aes128, key.isIVExplicit, let uri = key.uri {
                         if !uri.lowercased().hasPrefix("data:") {
                             try check(uri, what: "the key of the map of segment \(resolved.mediaSequence)")
                         }
