@@ -91,5 +91,17 @@ import Testing
             #expect(error.kind == .unsupportedProtection && error.detail.contains("'cenc'"), "\(error)")
         }
         #expect(throws: SampleAESError.self) { try protection.decryptSegment(segment, key: [1, 2, 3], iv: fixture.iv) }
+        // A run whose data offset points into the moof (found by the fuzzer): its samples would
+        // decrypt box headers; refused.
+        var misplaced = segment
+        let trun = Array("trun".utf8)
+        let at = try #require((0..<misplaced.count - 4).first { Array(misplaced[$0..<$0 + 4]) == trun })
+        misplaced.replaceSubrange(at + 12..<at + 16, with: [0, 0, 0, 8])
+        do {
+            _ = try protection.decryptSegment(misplaced, key: fixture.key, iv: fixture.iv)
+            Issue.record("samples outside the mdat were decrypted")
+        } catch {
+            #expect(error.detail.contains("not inside an 'mdat'"), "\(error)")
+        }
     }
 }

@@ -10,6 +10,7 @@ extension MP4Protection {
     static let saio = MP4Box.type("saio")
     static let sbgp = MP4Box.type("sbgp")
     static let seig = MP4Box.type("seig")
+    static let mdat = MP4Box.type("mdat")
 
     /// One sample of a fragment: where it is in the segment and how it is encrypted.
     struct Sample {
@@ -42,13 +43,28 @@ extension MP4Protection {
         // The key is checked once here; each sample's chain starts from its own IV.
         _ = try SampleAESCipher(key: key, iv: [UInt8](repeating: 0, count: 16), direction: .decrypt)
         var bytes = segment
-        for box in try MP4Box.boxes(in: bytes, 0..<bytes.count) where box.type == Self.moof {
+        let boxes = try MP4Box.boxes(in: bytes, 0..<bytes.count)
+        // Samples are media data: one that reaches outside every `mdat` would decrypt box headers.
+        let mediaData = boxes.filter { $0.type == Self.mdat }.map(\.payload)
+        for box in boxes where box.type == Self.moof {
             var dataEnd = box.start
             for trafBox in try MP4Box.boxes(in: bytes, box.payload) where trafBox.type == Self.traf {
                 let (samples, end) = try fragmentSamples(
                     trafBox, moof: box, previousEnd: dataEnd, in: &bytes, fallbackIV: iv)
                 dataEnd = end
-                for sample in samples { try Self.decrypt(sample, in: &bytes, key: key) }
+                for sample in samples {
+                    let range = sample.range
+                    guard
+                        range.isEmpty
+                            || mediaData.contains(where: {
+                                $0.lowerBound <= range.lowerBound && range.upperBound <= $0.upperBound
+                            })
+                    else {
+                        throw SampleAESError(
+                            .notFragmentedMP4, "a sample at \(sample.range) is not inside an 'mdat' box")
+                    }
+                    try Self.decrypt(sample, in: &bytes, key: key)
+                }
             }
         }
         return bytes
