@@ -54,6 +54,14 @@ import Darwin
         #expect(CacheIndex.decodeSpans(text) == spans)
         #expect(CacheIndex.decodeSpans("[[5,1],garbage") == ByteRangeSet())
         #expect(CacheIndex.decodeSpans("[[200,300],[0,250]]") == ByteRangeSet([ByteRange(0, 300)]))
+        #expect(CacheIndex.decodeSpans("[]") == ByteRangeSet())
+        #expect(CacheIndex.decodeSpans("[ [0, 10] , [20,30] ]") == ByteRangeSet([ByteRange(0, 10), ByteRange(20, 30)]))
+        // Damage claims nothing: a stray element, a sign, a bound past 18 digits, trailing bytes.
+        for damaged in [
+            "[[0,10,20]]", "[[-1,10]]", "[[0,1234567890123456789]]", "[[0,10]]x", "[[0,10]", "", "[[0,10],]",
+        ] {
+            #expect(CacheIndex.decodeSpans(damaged) == ByteRangeSet(), "\(damaged)")
+        }
     }
 
     @Test func bytesPresentDropsWhatIsPastTheEndOrInAHole() throws {
