@@ -71,7 +71,9 @@ extension CacheStore {
     /// Claims everything written, for every entry.
     func claimAll() {
         locked { state in
-            for key in state.entries.keys { Self.claim(&state, key: key, logger: logger) }
+            // The keys copied first: iterating the dictionary's own keys while claiming writes to it
+            // copied every entry (a tenth of closing a cache of a hundred thousand).
+            for key in Array(state.entries.keys) { Self.claim(&state, key: key, logger: logger) }
         }
     }
 
