@@ -26,6 +26,10 @@
 #              `/api/tasks` over it. The tasks beyond the first are copies of its row made with
 #              sqlite3 (adding 10,000 through `queue add` takes minutes). Targets: each at 10,000
 #              within 4x its time at 1,000 and under 300 ms.
+#   cache      a media cache of 10,000 and 100,000 entries (752-byte files on /dev/shm, rows written
+#              with Python's sqlite3): `cache list` (reads the index) and `cache rm` of a URL it
+#              does not hold (opens the store: every entry loaded and checked against its file,
+#              then closed). Target: each within 4x of its time at 10,000.
 #   proxy      the first proxied request of a fresh `streamkit serve` (time to first byte of a cold
 #              /proxy/file miss from nginx) against the next 20, over five processes
 #              (bench/serve-proxy.py). Target: the first within 2 ms of the later ones.
@@ -38,7 +42,7 @@ mkdir -p "$work"
 results="$work/results.jsonl"
 : >"$results"
 sections=("$@")
-[ ${#sections[@]} -gt 0 ] || sections=(playlists downloads library queue proxy)
+[ ${#sections[@]} -gt 0 ] || sections=(playlists downloads library queue cache proxy)
 home=/dev/shm/streamkit-scale-$$
 nginx_pids=()
 cleanup() {
@@ -224,6 +228,33 @@ print("| ---: | ---: | ---: | ---: |")
 for row in rows:
     print(f"| {row['size']:,} | {row['warm_page_s']:.3f} | {row['api_tasks_s']:.3f} | {row['max_rss_mb']:.1f} |")
 PY
+        ;;
+    cache)
+        echo "== cache: list and open over many entries"
+        for entries in 10000 100000; do
+            rm -rf "$home"
+            "$streamkit" cache clear --home "$home" >/dev/null
+            python3 - "$home/cache" "$entries" <<'PY'
+import os, sqlite3, sys
+cache, count = sys.argv[1], int(sys.argv[2])
+blob = bytes(752)
+rows = []
+for i in range(count):
+    name = "%032x.ts" % i
+    with open(os.path.join(cache, "data", name), "wb") as out:
+        out.write(blob)
+    rows.append((f"k{i}", "%032x" % i, f"http://127.0.0.1:9/f{i}.ts", name, 752, "video/mp2t", "[[0,752]]", 752,
+                 1796231444.0 + i, 1796231444.0 + i))
+index = sqlite3.connect(os.path.join(cache, "index.sqlite"))
+index.executemany("INSERT INTO resources(key, hash, url, file_name, content_length, mime_type, spans, cached_bytes,"
+                  " last_access, created) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+index.commit()
+PY
+            measure "cache list" "$entries" sh -c 'exec "$0" cache list --home "$1" >/dev/null' "$streamkit" "$home"
+            measure "cache open (rm of a URL not cached)" "$entries" sh -c \
+                '"$0" cache rm http://127.0.0.1:9/none.ts --home "$1" >/dev/null 2>&1; exit 0' "$streamkit" "$home"
+        done
+        table cache
         ;;
     proxy)
         echo "== proxy: the first request of a process"
