@@ -159,45 +159,59 @@ import Testing
         #expect(best[10_000]! <= 20 * best[1_000]!, "10x the tasks took \(best[10_000]! / best[1_000]!)x")
     }
 
+    /// One served home and a timed GET on it.
+    private struct ServedQueue {
+        let count: Int
+        let server: ServeProcess
+
+        func get(_ target: String) async throws -> (response: RawHTTPResponse, seconds: Double) {
+            let (port, token) = (server.port, server.token)
+            return try await runBlocking {
+                let clock = ContinuousClock()
+                let start = clock.now
+                let connection = try RawHTTPConnection(port: port)
+                try connection.send(
+                    "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: Bearer \(token)\r\n\r\n")
+                let response = try connection.readResponse()
+                let elapsed = clock.now - start
+                return (response, Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds))
+            }
+        }
+    }
+
     /// serve's page and `/api/tasks` over 1,000 and 10,000 tasks: each answer holds a bounded
     /// number of tasks (the page the unfinished first, the API a page at a time), so its size and
-    /// time stay where they are at 1,000 (the time within the issue's 4x, best of nine), and the
+    /// time stay where they are at 1,000 (the time within the issue's 4x: the best of twelve, the
+    /// two servers asked in turn so that a busy moment of the machine falls on both), and the
     /// pages reach every task.
     @Test func serveQueueAnswersDoNotGrowWithTheQueue() async throws {
-        var sizes: [Int: (page: Int, api: Int)] = [:]
-        var times: [Int: (page: Double, api: Double)] = [:]
+        var served: [ServedQueue] = []
         for count in [1_000, 10_000] {
             let home = try await Self.queueHome(tasks: count)
-            let server = try await ServeProcess.start(arguments: ["--home", home, "--port", "0"])
-            let port = server.port
-            let authorization = "Authorization: Bearer \(server.token)\r\n"
-            func get(_ target: String) async throws -> (response: RawHTTPResponse, seconds: Double) {
-                try await runBlocking {
-                    let clock = ContinuousClock()
-                    let start = clock.now
-                    let connection = try RawHTTPConnection(port: port)
-                    try connection.send("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(authorization)\r\n")
-                    let response = try connection.readResponse()
-                    let elapsed = clock.now - start
-                    return (
-                        response, Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds)
-                    )
-                }
+            served.append(
+                ServedQueue(
+                    count: count, server: try await ServeProcess.start(arguments: ["--home", home, "--port", "0"])))
+        }
+        var best: [Int: (page: Double, api: Double)] = [1_000: (.infinity, .infinity), 10_000: (.infinity, .infinity)]
+        var sizes: [Int: (page: Int, api: Int)] = [:]
+        for _ in 0..<12 {
+            for queue in served {
+                let page = try await queue.get("/")
+                let api = try await queue.get("/api/tasks")
+                #expect(page.response.status == 200 && api.response.status == 200)
+                sizes[queue.count] = (page.response.body.count, api.response.body.count)
+                best[queue.count] = (
+                    min(best[queue.count]!.page, page.seconds), min(best[queue.count]!.api, api.seconds)
+                )
             }
-            var page = try await get("/")
-            var api = try await get("/api/tasks")
-            for _ in 0..<8 {
-                let (nextPage, nextAPI) = (try await get("/"), try await get("/api/tasks"))
-                if nextPage.seconds < page.seconds { page = nextPage }
-                if nextAPI.seconds < api.seconds { api = nextAPI }
-            }
-            #expect(page.response.status == 200 && api.response.status == 200)
-            sizes[count] = (page.response.body.count, api.response.body.count)
-            times[count] = (page.seconds, api.seconds)
+        }
+        for queue in served {
+            let count = queue.count
+            let page = try await queue.get("/").response
             let stopped = count / 50
-            #expect(page.response.text.contains("\(count == 1_000 ? "1,000" : "10,000") tasks: \(stopped) stopped, "))
+            #expect(page.text.contains("\(count == 1_000 ? "1,000" : "10,000") tasks: \(stopped) stopped, "))
             // The unfinished first: every row shown of the 10,000 is a stopped task.
-            let rows = page.response.text.components(separatedBy: "<td>stopped</td>").count - 1
+            let rows = page.text.components(separatedBy: "<td>stopped</td>").count - 1
             #expect(rows == min(stopped, 200), "\(rows) stopped rows")
             struct Page: Decodable {
                 let limit: Int
@@ -207,29 +221,25 @@ import Testing
                 let tasks: [Task]
                 struct Task: Decodable { let id: String }
             }
-            let first = try JSONDecoder().decode(Page.self, from: Data(api.response.body))
+            let first = try JSONDecoder().decode(Page.self, from: Data(try await queue.get("/api/tasks").response.body))
             #expect(first.total == count && first.limit == 1_000 && first.tasks.count == 1_000)
             #expect(first.states == ["stopped": stopped, "success": count - stopped])
             let last = try JSONDecoder().decode(
-                Page.self, from: Data(try await get("/api/tasks?offset=\(count - 5)&limit=10").response.body))
+                Page.self, from: Data(try await queue.get("/api/tasks?offset=\(count - 5)&limit=10").response.body))
             #expect(
                 last.offset == count - 5
                     && last.tasks.map(\.id) == (count - 5..<count).map { String(format: "%016x", 4096 + $0) })
-            #expect(try await get("/api/tasks?limit=0").response.status == 400)
-            #expect(try await get("/api/tasks?offset=x").response.status == 400)
-            await server.process.stop()
+            #expect(try await queue.get("/api/tasks?limit=0").response.status == 400)
+            #expect(try await queue.get("/api/tasks?offset=x").response.status == 400)
+            await queue.server.process.stop()
         }
+        let (small, large) = (best[1_000]!, best[10_000]!)
         print(
-            "serve over 1,000 / 10,000 tasks: page \(times[1_000]!.page) / \(times[10_000]!.page) s, /api/tasks "
-                + "\(times[1_000]!.api) / \(times[10_000]!.api) s, page \(sizes[1_000]!.page) / \(sizes[10_000]!.page) bytes"
-        )
+            "serve over 1,000 / 10,000 tasks: page \(small.page) / \(large.page) s, /api/tasks \(small.api) / "
+                + "\(large.api) s, page \(sizes[1_000]!.page) / \(sizes[10_000]!.page) bytes")
         #expect(Double(sizes[10_000]!.page) <= 1.2 * Double(sizes[1_000]!.page))
         #expect(Double(sizes[10_000]!.api) <= 1.2 * Double(sizes[1_000]!.api))
-        #expect(
-            times[10_000]!.page <= 4 * times[1_000]!.page,
-            "the page at 10x the tasks took \(times[10_000]!.page / times[1_000]!.page)x")
-        #expect(
-            times[10_000]!.api <= 4 * times[1_000]!.api,
-            "/api/tasks at 10x the tasks took \(times[10_000]!.api / times[1_000]!.api)x")
+        #expect(large.page <= 4 * small.page, "the page at 10x the tasks took \(large.page / small.page)x")
+        #expect(large.api <= 4 * small.api, "/api/tasks at 10x the tasks took \(large.api / small.api)x")
     }
 }
