@@ -87,6 +87,11 @@ final class DownloadIndex: @unchecked Sendable {
                     recorded_seconds REAL,
                     subtitle_format TEXT
                 );
+                -- What serve's page reads at every request: the unfinished tasks in queue order (only
+                -- they are walked, not the succeeded thousands around them) and the count in each
+                -- state (from the small index, not the rows).
+                CREATE INDEX IF NOT EXISTS tasks_unfinished ON tasks(queue_id) WHERE state != 'success';
+                CREATE INDEX IF NOT EXISTS tasks_state ON tasks(state);
                 CREATE TABLE IF NOT EXISTS settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);
                 CREATE TABLE IF NOT EXISTS requests(
                     seq INTEGER PRIMARY KEY AUTOINCREMENT,
