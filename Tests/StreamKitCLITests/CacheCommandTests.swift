@@ -94,7 +94,7 @@ import Darwin
                   clear                   Remove every entry from the cache, pinned ones
                                           included.
 
-                  See 'streamkit cache help <command>' for help on a command.
+                  See 'streamkit help cache <command>' for help on a command.
 
                 EXAMPLES:
                   List the cache:

@@ -55,7 +55,7 @@ import Glibc
                   config                  Show the queue's settings, or change them.
                   repair                  Rebuild a damaged queue from the downloads on disk.
 
-                  See 'streamkit queue help <command>' for help on a command.
+                  See 'streamkit help queue <command>' for help on a command.
 
                 EXAMPLES:
                   Queue a stream and a file, then run the queue:

@@ -25,7 +25,7 @@ import Testing
                                           package, or both.
                   publish                 Publish an FLV file to an RTMP server.
 
-                  See 'streamkit rtmp help <command>' for help on a command.
+                  See 'streamkit help rtmp <command>' for help on a command.
 
                 EXAMPLES:
                   Record 60 seconds of a live stream:

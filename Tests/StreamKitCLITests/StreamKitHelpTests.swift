@@ -78,4 +78,18 @@ import Testing
         #expect(await CommandRunner.run(StreamKitCommand.self, arguments: ["--frobnicate"], context: bad) == .usage)
         #expect(bad.errorOutput.text.hasPrefix("error: unknown option '--frobnicate'"))
     }
+
+    /// The hint under a command group's list names a command that works: each group's help says
+    /// `streamkit help GROUP <command>`, and that command shows the subcommand's help.
+    @Test(arguments: [("queue", "add"), ("cache", "list"), ("rtmp", "record")])
+    func theHintUnderACommandListWorks(group: String, command: String) async {
+        let list = CommandContext.capturing()
+        #expect(
+            await CommandRunner.run(StreamKitCommand.self, arguments: [group, "--help"], context: list) == .success)
+        #expect(list.output.text.contains("See 'streamkit help \(group) <command>' for help on a command."))
+        let help = CommandContext.capturing()
+        let code = await CommandRunner.run(StreamKitCommand.self, arguments: ["help", group, command], context: help)
+        #expect(code == .success)
+        #expect(help.output.text.contains("USAGE: streamkit \(group) \(command)"), "\(help.errorOutput.text)")
+    }
 }

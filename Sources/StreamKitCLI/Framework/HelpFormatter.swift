@@ -56,7 +56,9 @@ package enum HelpFormatter {
                     text += row(member.configuration.commandName, member.configuration.abstract, width: width)
                 }
             }
-            let hint = "See '\(path.joined(separator: " ")) help <command>' for help on a command."
+            // `help` goes after the tool's name: `streamkit help queue add`.
+            let helpPath = (path.prefix(1) + ["help"] + path.dropFirst()).joined(separator: " ")
+            let hint = "See '\(helpPath) <command>' for help on a command."
             text += "\n" + wrap(hint, width: width, prefix: "  ", indent: 2) + "\n"
         }
 
