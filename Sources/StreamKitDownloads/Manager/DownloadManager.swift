@@ -36,7 +36,7 @@ public actor DownloadManager {
     /// The SQLite index: every task's row, the settings.
     let index: DownloadIndex
     /// Every task, as last saved or about to be.
-    var tasks: [String: DownloadTaskInfo] = [:]
+    var tasks = DownloadTaskTable()
     /// The runner of each task that has one (it holds a slot until it ends).
     var runners: [String: Task<Void, Never>] = [:]
     let hub = DownloadEventHub()
@@ -241,7 +241,7 @@ public actor DownloadManager {
     // MARK: Queries
 
     /// Every task, in queue order.
-    public func allTasks() -> [DownloadTaskInfo] { tasks.values.sorted { $0.queueID < $1.queueID } }
+    public func allTasks() -> [DownloadTaskInfo] { tasks.inQueueOrder }
 
     /// Whether nothing is being added, queued, running or stopping.
     public var isIdle: Bool {
@@ -271,8 +271,8 @@ public actor DownloadManager {
         }
     }
 
-    /// Every task as the scheduler sees it, in queue order.
-    var queueEntries: [DownloadScheduler.Entry] { allTasks().map { .init(id: $0.id, state: $0.state) } }
+    /// The tasks the scheduler acts on, in queue order (read lazily: no step copies the queue).
+    var queueEntries: some Sequence<DownloadScheduler.Entry> { tasks.schedulerQueue }
 
     /// The scheduler, with the current settings.
     var scheduler: DownloadScheduler {

@@ -22,11 +22,11 @@ struct DownloadScheduler: Hashable, Sendable {
     /// The ready tasks to start now, in queue order, as many as slots are free.
     ///
     /// - Parameters:
-    ///   - queue: Every task, in queue order.
+    ///   - queue: The tasks in queue order (those in a stopped or final state may be left out).
     ///   - running: The tasks that have a runner (each holds a slot until its runner ends).
     ///   - skipping: Tasks that could not be started just now, passed over.
     /// - Returns: The ids to start, in order.
-    func tasksToStart(queue: [Entry], running: Set<String>, skipping: Set<String> = []) -> [String] {
+    func tasksToStart(queue: some Sequence<Entry>, running: Set<String>, skipping: Set<String> = []) -> [String] {
         let free = maximumConcurrent - running.count
         guard free > 0 else { return [] }
         let candidates = queue.lazy.filter {
@@ -36,18 +36,18 @@ struct DownloadScheduler: Hashable, Sendable {
     }
 
     /// The running tasks beyond the limit, the latest in queue order, which go back to `ready`.
-    func tasksOverLimit(queue: [Entry]) -> [String] {
+    func tasksOverLimit(queue: some Sequence<Entry>) -> [String] {
         Array(queue.filter { $0.state == .running }.dropFirst(maximumConcurrent).map(\.id))
     }
 
     /// Whether nothing is being added, queued, running or stopping.
-    static func isIdle(queue: [Entry], hasRunners: Bool) -> Bool {
+    static func isIdle(queue: some Sequence<Entry>, hasRunners: Bool) -> Bool {
         !hasRunners && !queue.contains { [.preparing, .ready, .running, .waiting, .stopping].contains($0.state) }
     }
 
     /// Whether `allCompleted` is due after a task ended: a task ran since the last one, no runner
     /// is left, and no task is ready, running or waiting for its host.
-    static func hasDrained(queue: [Entry], hasRunners: Bool, ranSinceIdle: Bool) -> Bool {
+    static func hasDrained(queue: some Sequence<Entry>, hasRunners: Bool, ranSinceIdle: Bool) -> Bool {
         ranSinceIdle && !hasRunners && !queue.contains { [.ready, .running, .waiting].contains($0.state) }
     }
 }
