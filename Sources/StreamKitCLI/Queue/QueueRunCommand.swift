@@ -69,6 +69,9 @@ struct QueueRunCommand: ParsableCommand {
         if !format.json {
             context.writeError("Running the queue in \(directory.path) (\(await manager.allTasks().count) tasks)\n")
         }
+        // Commands from other processes are looked for every 50 ms (an answer within about
+        // 100 ms); the progress line is drawn every 200 ms.
+        var round = 0
         while true {
             if interrupted.withLock({ $0 }) {
                 await manager.close()
@@ -79,8 +82,9 @@ struct QueueRunCommand: ParsableCommand {
             }
             await manager.serveRemoteCommands()
             if exitWhenDone, await manager.isIdle { break }
-            printer.tick(await manager.allTasks())
-            try? await Task.sleep(for: .milliseconds(200))
+            if round % 4 == 0 { printer.tick(await manager.allTasks()) }
+            round += 1
+            try? await Task.sleep(for: .milliseconds(50))
         }
         await manager.close()
         await events.value

@@ -28,6 +28,16 @@ final class DirectoryLock: Sendable {
     /// Unlocks the directory (closing the lock file); later calls do nothing.
     func release() { lock.release() }
 
+    /// Whether the lock file names a live process other than this one as its holder: a manager
+    /// running elsewhere (a `queue run`), not a lock on its way out.
+    static func namesAnotherLiveHolder(directory: URL) -> Bool {
+        let path = directory.appendingPathComponent("queue.lock").path
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+            let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0, pid != getpid()
+        else { return false }
+        return kill(pid, 0) == 0 || errno == EPERM
+    }
+
     /// Whether some process holds the lock on `directory` now.
     static func isHeld(directory: URL) -> Bool {
         ExclusiveFileLock.isHeld(path: directory.appendingPathComponent("queue.lock").path)

@@ -214,10 +214,11 @@ public enum DownloadQueueRemote {
         let deadline = ContinuousClock.now + timeout
         var unheld = 0
         while ContinuousClock.now < deadline {
-            usleep(50_000)
+            // The runner looks for commands every 50 ms.
+            usleep(20_000)
             // Nobody runs the queue (it exited meanwhile): no answer will come.
             unheld = DirectoryLock.isHeld(directory: directory) ? 0 : unheld + 1
-            if unheld >= 20 {
+            if unheld >= 50 {
                 _ = try? index.database.query("DELETE FROM requests WHERE seq = ?", [.integer(seq)])
                 throw DownloadManagerError(.noAnswer, "no process runs the queue in \(directory.path) any more")
             }
@@ -273,7 +274,7 @@ extension DownloadManager {
     }
 
     /// Performs the commands other processes posted through ``DownloadQueueRemote``, in order, and
-    /// answers them. The process that runs the queue calls this every few hundred milliseconds.
+    /// answers them. The process that runs the queue (`queue run`) calls this every 50 ms.
     public func serveRemoteCommands() async {
         guard let pending = try? index.pendingRequests(), !pending.isEmpty else { return }
         for request in pending {
