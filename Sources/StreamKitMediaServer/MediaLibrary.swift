@@ -45,6 +45,10 @@ public struct MediaLibrary: Sendable {
 
     final class KnownItems: Sendable {
         let items = Mutex<[String: KnownItem]>([:])
+        /// Folders seen without a playlist, with their stamp then: while it stays the same no file
+        /// was made in the folder, and the playlist is not looked for again (a library of ten
+        /// thousand file downloads cost twenty thousand lookups a page, half of them misses).
+        let bare = Mutex<[String: FileStamp]>([:])
         /// Whether `items` changed since it was last saved.
         let changed = Atomic<Bool>(false)
     }
@@ -75,6 +79,11 @@ public struct MediaLibrary: Sendable {
     /// through a link) holding an `index.m3u8`.
     public func items() throws -> [MediaLibraryItem] {
         var items: [MediaLibraryItem] = []
+        var bare: [String: FileStamp] = [:]
+        let knownBare = known.bare.withLock { $0 }
+        // A folder changed in the last second may change again within the same tick of its clock
+        // without a new stamp: it is looked into again until it has been still for a second.
+        let settled = Int64(Date().timeIntervalSince1970 - 1) * 1_000_000_000
         for name in try FileManager.default.contentsOfDirectory(atPath: root) where !name.hasPrefix(".") {
             let folder = root + "/" + name
             var status = stat()
@@ -87,11 +96,19 @@ public struct MediaLibrary: Sendable {
             }
             guard status.st_mode & S_IFMT == S_IFDIR else { continue }
             let folderStamp = FileStamp(status)
+            if knownBare[name] == folderStamp {
+                bare[name] = folderStamp
+                continue
+            }
             let entry = folder + "/" + Self.entryName
-            guard let entryStamp = FileStamp(entry), entryStamp.isRegularFile else { continue }
+            guard let entryStamp = FileStamp(entry), entryStamp.isRegularFile else {
+                if max(folderStamp.modified, folderStamp.changed) < settled { bare[name] = folderStamp }
+                continue
+            }
             items.append(item(named: name, in: folder, entry: entry, stamps: [folderStamp, entryStamp]))
         }
         // Folders removed since are forgotten: a server that runs for months keeps only what is there.
+        known.bare.withLock { $0 = bare }
         let present = Set(items.map(\.id))
         known.items.withLock { known in
             if known.count > present.count {

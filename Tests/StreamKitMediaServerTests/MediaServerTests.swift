@@ -117,6 +117,26 @@ func write(_ text: String, _ name: String, in directory: URL) throws {
         #expect(try library.items().map(\.id) == ["plain"])
     }
 
+    /// A folder without a playlist is not looked into again while it stays the same, yet becomes
+    /// an item as soon as a playlist is made in it: at once when it changed within the last second
+    /// (its clock may not have ticked), and when it had been still for longer.
+    @Test func foldersWithoutAPlaylistBecomeItemsWhenOneAppears() async throws {
+        let base = try TestRun.makeTemporaryDirectory("library")
+        let fresh = base.appendingPathComponent("fresh")
+        let still = base.appendingPathComponent("still")
+        try write("x", "movie.mp4", in: still)
+        try await Task.sleep(for: .milliseconds(1_100))
+        try write("x", "movie.mp4", in: fresh)
+        let library = try MediaLibrary(root: base.path)
+        #expect(try library.items().isEmpty)
+        #expect(try library.items().isEmpty, "asked again, with the still folder remembered")
+        try write("#EXTM3U\n#EXTINF:2,\n0.ts\n", "index.m3u8", in: fresh)
+        try write("#EXTM3U\n#EXTINF:3,\n0.ts\n", "index.m3u8", in: still)
+        #expect(try library.items().map(\.id).sorted() == ["fresh", "still"])
+        try FileManager.default.removeItem(at: still.appendingPathComponent("index.m3u8"))
+        #expect(try library.items().map(\.id) == ["fresh"])
+    }
+
     /// With a file to keep them in, items survive the process: a new library takes what the file
     /// remembers while the stamps match (a file added in a package's inner folder changes no stamp,
     /// so its size is the remembered one until `package.json` changes), and ignores a file of
