@@ -135,6 +135,10 @@ let package = Package(
         .executableTarget(
             name: "bench-hls-parse", dependencies: ["StreamKitHLS"], path: "bench/Sources/bench-hls-parse",
             swiftSettings: strictSettings),
+        // Benchmark helper: a queue of many tasks made through the manager's API (bench/scale.sh).
+        .executableTarget(
+            name: "bench-queue", dependencies: ["StreamKitDownloads"], path: "bench/Sources/bench-queue",
+            swiftSettings: strictSettings),
         // Benchmark helper: concurrent downloads and failure loops in a process of their own.
         .executableTarget(
             name: "bench-http",

@@ -21,11 +21,14 @@
 #              own first read of the items runs), the page warm (median of 10) and serve's peak
 #              RSS, at a first start and at a restart (which finds the items in library-items.json).
 #              Targets: start-up and the page under 200 ms, memory flat in the packages.
-#   queue      a queue of 10, 1,000 and 10,000 file tasks (one in fifty stopped, the rest success):
+#   queue      a queue of 10, 1,000 and 10,000 file tasks made through the library's API
+#              (bench-queue fill: `add` of each, run 8 at a time to success against nginx, a fifth
+#              and at most 200 added stopped; the mean add over the first and last 1,000), the
+#              manager opened by a process of its own (bench-queue open: the recovery reads every
+#              task), then, while `queue run` holds 8 tasks running against a 64 KB/s origin,
 #              `queue add` of one more, `queue list`, `queue list --json`, and serve's page and
-#              `/api/tasks` over it. The tasks beyond the first are copies of its row made with
-#              sqlite3 (adding 10,000 through `queue add` takes minutes). Targets: each at 10,000
-#              within 4x its time at 1,000 and under 300 ms.
+#              `/api/tasks`. Targets: each at 10,000 within 4x its time at 1,000 and under
+#              300 ms; the manager's RSS under 60 MB at 10,000.
 #   cache      a media cache of 10,000 and 100,000 entries (752-byte files on /dev/shm, rows written
 #              with Python's sqlite3): `cache list` (reads the index) and `cache rm` of a URL it
 #              does not hold (opens the store: every entry loaded and checked against its file,
@@ -89,7 +92,7 @@ PY
 }
 
 # start_nginx ROOT: nginx on an ephemeral port serving ROOT, answering every /seg/... with
-# ROOT/tiny.ts; sets $origin to its base URL.
+# ROOT/tiny.ts and every /slow/... with ROOT/big.bin at 64 KB/s; sets $origin to its base URL.
 start_nginx() {
     local root=$1 port
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -106,7 +109,11 @@ http {
     keepalive_timeout 65; keepalive_requests 100000000;
     client_body_temp_path $work/nginx/temp; proxy_temp_path $work/nginx/temp;
     fastcgi_temp_path $work/nginx/temp; uwsgi_temp_path $work/nginx/temp; scgi_temp_path $work/nginx/temp;
-    server { listen 127.0.0.1:$port; root $root; location /seg/ { rewrite ^ /tiny.ts break; } }
+    server {
+        listen 127.0.0.1:$port; root $root;
+        location /seg/ { rewrite ^ /tiny.ts break; }
+        location /slow/ { limit_rate 64k; rewrite ^ /big.bin break; }
+    }
 }
 CONF
     nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/error.log" >/dev/null 2>&1 &
@@ -198,34 +205,58 @@ for row in rows:
 PY
         ;;
     queue)
-        echo "== queue: commands and serve over many tasks"
+        echo "== queue: a queue made through the API, its commands and serve while 8 tasks run"
+        www="$work/www"
+        mkdir -p "$www"
+        chmod 755 "$work" "$www"
+        [ -s "$www/tiny.ts" ] || python3 -c 'import sys; open(sys.argv[1], "wb").write(bytes(752))' "$www/tiny.ts"
+        truncate -s 1G "$www/big.bin" # what the 8 running tasks fetch, at 64 KB/s each
+        [ -n "${origin:-}" ] || start_nginx "$www"
+        if [ -n "${BENCH_QUEUE_BIN:-}" ]; then
+            bench_queue=$BENCH_QUEUE_BIN
+        else
+            swift build -c release --static-swift-stdlib --product bench-queue --build-path .build/static >&2
+            bench_queue=.build/static/release/bench-queue
+        fi
         for tasks in 10 1000 10000; do
             rm -rf "$home"
-            "$streamkit" queue add http://127.0.0.1:9/first.ts --kind file --home "$home" >/dev/null
-            sqlite3 "$home/queue.sqlite" "
-                WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < $((tasks - 1)))
-                INSERT INTO tasks(id, url, kind, decrypt, file_type, title, state, progress, bytes_done,
-                    bytes_expected, post_progress, created_at, finished_at, location, connections, headers,
-                    file_ranges)
-                SELECT printf('%016x', 4096 + i), 'http://127.0.0.1:9/f' || i || '.ts', 'file', 0, 'video',
-                    'f' || i || '.ts', CASE WHEN i % 50 = 0 THEN 'stopped' ELSE 'success' END, 1.0, 752, 752,
-                    1.0, 1796231444.0 + i, 1796231445.0 + i,
-                    '$home/library/' || printf('%016x', 4096 + i) || '/f.ts', 4, '[]', '[]'
-                FROM c;"
-            measure "queue add" "$tasks" "$streamkit" queue add http://127.0.0.1:9/one-more.ts --kind file \
-                --home "$home"
+            # Every task added with the manager's `add` and run to success (a fifth, at most 200,
+            # added stopped), then the manager opened again by a process of its own.
+            "$bench_queue" fill "$home" "$origin" "$tasks" | tee -a "$results"
+            measure "manager open" "$tasks" "$bench_queue" open "$home"
+            # 8 tasks running against the throttled origin while the commands and serve are measured.
+            "$streamkit" queue config --max-concurrent 8 --autostart on --home "$home" >/dev/null
+            for index in 1 2 3 4 5 6 7 8; do
+                "$streamkit" queue add "$origin/slow/$index.bin" --kind file --home "$home" >/dev/null
+            done
+            "$streamkit" queue run --home "$home" >/dev/null 2>&1 &
+            runner=$!
+            for _ in $(seq 200); do
+                [ "$("$streamkit" queue list --home "$home" | grep -c ' running ')" = 8 ] && break
+                sleep 0.05
+            done
+            echo "running: $("$streamkit" queue list --home "$home" | grep -c ' running ') of 8"
+            measure "queue add" "$tasks" "$streamkit" queue add "$origin/seg/one-more.ts" --kind file --home "$home"
             measure "queue list" "$tasks" sh -c 'exec "$0" queue list --home "$1" >/dev/null' "$streamkit" "$home"
             measure "queue list --json" "$tasks" sh -c 'exec "$0" queue list --json --home "$1" >/dev/null' \
                 "$streamkit" "$home"
             python3 bench/serve-library.py "$streamkit" "$home" "$tasks" queue | tee -a "$results"
+            kill -INT "$runner"
+            wait "$runner" || true
         done
         table queue
         python3 - "$results" <<'PY'
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1]) if '"section": "queue"' in line]
+print("| tasks | add, first 1,000 ms | add, last 1,000 ms | run to success s | fill peak RSS MB |")
+print("| ---: | ---: | ---: | ---: | ---: |")
+for row in (row for row in rows if row["label"] == "fill"):
+    print(f"| {row['size']:,} | {row['add_first_1000_ms']:.3f} | {row['add_last_1000_ms']:.3f} | {row['run_s']:.2f} | "
+          f"{row['peak_rss_mb']:.1f} |")
+print()
 print("| tasks | serve page s (median of 10) | /api/tasks s (median of 10) | serve peak RSS MB |")
 print("| ---: | ---: | ---: | ---: |")
-for row in rows:
+for row in (row for row in rows if "warm_page_s" in row):
     print(f"| {row['size']:,} | {row['warm_page_s']:.3f} | {row['api_tasks_s']:.3f} | {row['max_rss_mb']:.1f} |")
 PY
         ;;
