@@ -140,7 +140,9 @@ public actor DownloadManager {
     private func recover() throws(DownloadManagerError) {
         var movedSecrets = false
         let checksRecords = try index.setting(Self.recordsCheckedSetting) == nil
-        for var info in try index.tasks() {
+        let stored = try index.tasks()
+        tasks.reserveCapacity(stored.count)
+        for var info in stored {
             if info.state == .removing {
                 deleteFiles(of: info)
                 TaskSecrets.remove(directory: directory, id: info.id)

@@ -53,6 +53,12 @@ struct DownloadTaskTable: Sendable {
 
     var count: Int { byID.count }
 
+    /// Room for `count` tasks: a queue loaded at open does not grow the table step by step.
+    mutating func reserveCapacity(_ count: Int) {
+        byID.reserveCapacity(count)
+        order.reserveCapacity(count)
+    }
+
     /// Every task, in queue order.
     var inQueueOrder: [DownloadTaskInfo] { order.map { byID[$0.id]! } }
 
