@@ -49,6 +49,22 @@ public struct MediaLibrary: Sendable {
         /// was made in the folder, and the playlist is not looked for again (a library of ten
         /// thousand file downloads cost twenty thousand lookups a page, half of them misses).
         let bare = Mutex<[String: FileStamp]>([:])
+        /// The root's folder names as last read; read again when the watch says they changed.
+        let listing = Mutex<[String]?>(nil)
+        private let watch = Mutex<(tried: Bool, watch: LibraryFolderWatch?)>((false, nil))
+        /// When every folder was last looked into, whatever the watch said.
+        let lastFullLook = Mutex<ContinuousClock.Instant?>(nil)
+
+        /// The watch of the library at `root`, made at the first call (`nil` without inotify, or
+        /// when the library was made without one).
+        func folderWatch(root: String) -> LibraryFolderWatch? {
+            watch.withLock { made in
+                if !made.tried { made = (true, LibraryFolderWatch(root: root)) }
+                return made.watch
+            }
+        }
+
+        func disableWatch() { watch.withLock { $0 = (true, nil) } }
         /// Whether `items` changed since it was last saved.
         let changed = Atomic<Bool>(false)
     }
@@ -62,14 +78,20 @@ public struct MediaLibrary: Sendable {
 
     /// The library at `root`, which must be a directory.
     ///
-    /// - Parameter rememberedItemsFile: A file in which the items worked out are kept between
-    ///   runs, with the state of the files each was read from: the first page of a new process then
-    ///   reads again only the items whose files changed (a thousand packages took 2.3 s to read
-    ///   whole). Written when items change; an unreadable one is ignored.
+    /// - Parameters:
+    ///   - rememberedItemsFile: A file in which the items worked out are kept between runs, with
+    ///     the state of the files each was read from: the first page of a new process then reads
+    ///     again only the items whose files changed (a thousand packages took 2.3 s to read whole).
+    ///     Written when items change; an unreadable one is ignored.
+    ///   - watchesFolders: Whether the folders are watched for change (inotify, on Linux), so
+    ///     that a page looks only into the folders that changed; every folder is still looked into
+    ///     every ten seconds, for file systems whose changes made elsewhere are not reported (NFS).
+    ///     `false`: every folder is looked into at every call.
     /// - Throws: ``SystemError`` when `root` is not a directory.
-    public init(root: String, rememberedItemsFile: String? = nil) throws {
+    public init(root: String, rememberedItemsFile: String? = nil, watchesFolders: Bool = true) throws {
         self.root = try HTTPStaticFileResponder(root: root).root
         self.rememberedItemsFile = rememberedItemsFile
+        if !watchesFolders { known.disableWatch() }
         if let rememberedItemsFile, let remembered = Self.readRemembered(from: rememberedItemsFile, root: self.root) {
             known.items.withLock { $0 = remembered }
         }
@@ -81,14 +103,37 @@ public struct MediaLibrary: Sendable {
         var items: [MediaLibraryItem] = []
         var bare: [String: FileStamp] = [:]
         let knownBare = known.bare.withLock { $0 }
-        // A folder changed in the last second may change again within the same tick of its clock
-        // without a new stamp: it is looked into again until it has been still for a second.
+        // The watch is read before the root: whatever changes after this look is in the next.
+        let watch = known.folderWatch(root: root)
+        let changes = watch?.changes()
+        let now = ContinuousClock.now
+        let lastFullLook = known.lastFullLook.withLock { $0 }
+        let trusted = changes?.reliable == true && lastFullLook.map { $0.duration(to: now) < .seconds(10) } == true
+        if !trusted { known.lastFullLook.withLock { $0 = now } }
+        let names: [String]
+        if trusted, changes?.listingChanged == false, let listing = known.listing.withLock({ $0 }) {
+            names = listing
+        } else {
+            names = try FileManager.default.contentsOfDirectory(atPath: root).filter { !$0.hasPrefix(".") }
+            known.listing.withLock { $0 = names }
+        }
+        // Without a watch, a folder changed in the last second may change again within the same
+        // tick of its clock without a new stamp: it is looked into again until it has been still
+        // for a second.
         let settled = Int64(Date().timeIntervalSince1970 - 1) * 1_000_000_000
-        for name in try FileManager.default.contentsOfDirectory(atPath: root) where !name.hasPrefix(".") {
+        for name in names {
+            // A watched folder without a playlist, where nothing was made since: still without one.
+            if trusted, let stamp = knownBare[name], changes?.touched.contains(name) == false,
+                watch?.isWatched(name) == true
+            {
+                bare[name] = stamp
+                continue
+            }
             let folder = root + "/" + name
             var status = stat()
             guard lstat(folder, &status) == 0 else { continue }
-            if status.st_mode & S_IFMT == S_IFLNK {
+            let isLink = status.st_mode & S_IFMT == S_IFLNK
+            if isLink {
                 // A link counts only when it leads to a folder inside the library.
                 guard let real = Self.realPath(folder), real.utf8.starts(with: (root + "/").utf8),
                     stat(folder, &status) == 0
@@ -96,13 +141,22 @@ public struct MediaLibrary: Sendable {
             }
             guard status.st_mode & S_IFMT == S_IFDIR else { continue }
             let folderStamp = FileStamp(status)
-            if knownBare[name] == folderStamp {
+            if watch == nil || isLink, knownBare[name] == folderStamp {
                 bare[name] = folderStamp
                 continue
             }
             let entry = folder + "/" + Self.entryName
-            guard let entryStamp = FileStamp(entry), entryStamp.isRegularFile else {
-                if max(folderStamp.modified, folderStamp.changed) < settled { bare[name] = folderStamp }
+            var entryStamp = FileStamp(entry)
+            if entryStamp?.isRegularFile != true, !isLink, let watch, watch.watch(name) {
+                // Looked at again once watched: a playlist made between the two looks is seen
+                // now, one made later is reported.
+                entryStamp = FileStamp(entry)
+                if entryStamp?.isRegularFile == true { watch.unwatch(name) }
+            }
+            guard let entryStamp, entryStamp.isRegularFile else {
+                if watch?.isWatched(name) == true || max(folderStamp.modified, folderStamp.changed) < settled {
+                    bare[name] = folderStamp
+                }
                 continue
             }
             items.append(item(named: name, in: folder, entry: entry, stamps: [folderStamp, entryStamp]))

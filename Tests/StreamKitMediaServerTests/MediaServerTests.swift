@@ -117,17 +117,19 @@ func write(_ text: String, _ name: String, in directory: URL) throws {
         #expect(try library.items().map(\.id) == ["plain"])
     }
 
-    /// A folder without a playlist is not looked into again while it stays the same, yet becomes
-    /// an item as soon as a playlist is made in it: at once when it changed within the last second
-    /// (its clock may not have ticked), and when it had been still for longer.
-    @Test func foldersWithoutAPlaylistBecomeItemsWhenOneAppears() async throws {
+    /// A folder without a playlist is not looked into again while nothing changes in it (watched,
+    /// or without a watch while its stamp stays), yet becomes an item as soon as a playlist is
+    /// made in it: at once when it changed within the last second (whose clock may not have
+    /// ticked), and when it had been still for longer.
+    @Test(arguments: [true, false])
+    func foldersWithoutAPlaylistBecomeItemsWhenOneAppears(watched: Bool) async throws {
         let base = try TestRun.makeTemporaryDirectory("library")
         let fresh = base.appendingPathComponent("fresh")
         let still = base.appendingPathComponent("still")
         try write("x", "movie.mp4", in: still)
         try await Task.sleep(for: .milliseconds(1_100))
         try write("x", "movie.mp4", in: fresh)
-        let library = try MediaLibrary(root: base.path)
+        let library = try MediaLibrary(root: base.path, watchesFolders: watched)
         #expect(try library.items().isEmpty)
         #expect(try library.items().isEmpty, "asked again, with the still folder remembered")
         try write("#EXTM3U\n#EXTINF:2,\n0.ts\n", "index.m3u8", in: fresh)
@@ -135,6 +137,35 @@ func write(_ text: String, _ name: String, in directory: URL) throws {
         #expect(try library.items().map(\.id).sorted() == ["fresh", "still"])
         try FileManager.default.removeItem(at: still.appendingPathComponent("index.m3u8"))
         #expect(try library.items().map(\.id) == ["fresh"])
+    }
+
+    /// The watched library sees each way a playlist comes or goes without looking into the
+    /// folders that did not change: a playlist renamed into a folder (how packages write it), a
+    /// folder renamed and then given a playlist, a new folder with one, a folder removed, and a
+    /// folder that loses its playlist and gets it back.
+    @Test func aWatchedLibrarySeesEveryChange() throws {
+        let base = try TestRun.makeTemporaryDirectory("library")
+        for name in ["a", "b", "c", "d"] { try write("x", "movie.mp4", in: base.appendingPathComponent(name)) }
+        let library = try MediaLibrary(root: base.path)
+        func ids() throws -> [String] { try library.items().map(\.id).sorted() }
+        #expect(try ids() == [])
+        let playlist = "#EXTM3U\n#EXTINF:2,\n0.ts\n"
+        try write(playlist, "index.tmp", in: base.appendingPathComponent("a"))
+        try FileManager.default.moveItem(
+            at: base.appendingPathComponent("a/index.tmp"), to: base.appendingPathComponent("a/index.m3u8"))
+        #expect(try ids() == ["a"])
+        try FileManager.default.moveItem(at: base.appendingPathComponent("b"), to: base.appendingPathComponent("e"))
+        #expect(try ids() == ["a"])
+        try write(playlist, "index.m3u8", in: base.appendingPathComponent("e"))
+        #expect(try ids() == ["a", "e"])
+        try write(playlist, "index.m3u8", in: base.appendingPathComponent("f"))
+        try FileManager.default.removeItem(at: base.appendingPathComponent("c"))
+        #expect(try ids() == ["a", "e", "f"])
+        try FileManager.default.removeItem(at: base.appendingPathComponent("a/index.m3u8"))
+        #expect(try ids() == ["e", "f"])
+        try write(playlist, "index.m3u8", in: base.appendingPathComponent("a"))
+        try write(playlist, "index.m3u8", in: base.appendingPathComponent("d"))
+        #expect(try ids() == ["a", "d", "e", "f"])
     }
 
     /// With a file to keep them in, items survive the process: a new library takes what the file
