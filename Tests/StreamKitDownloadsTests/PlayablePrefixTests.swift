@@ -80,7 +80,7 @@ import Testing
         #expect(!PlayablePrefix(counts: [1]).isPlayable(segmentCounts: [1, 1]))
     }
 
-    @Test func theGateWritesAtOnceThenWhenGrownAtMostOnceAnIntervalAndNotFasterThanTenTimesItsCost() {
+    @Test func theGateWritesAtOnceThenWhenGrownOnceAnIntervalNotFasterThanTenTimesItsCostAtMostFiveSecondsApart() {
         let start = ContinuousClock.now
         var gate = GrowingPlaylistGate(interval: .seconds(1))
         let one = PlayablePrefix(counts: [1])
@@ -96,6 +96,11 @@ import Testing
         let three = PlayablePrefix(counts: [3])
         #expect(!gate.isDue(three, playable: true, at: start + .milliseconds(4_000)))
         #expect(gate.isDue(three, playable: true, at: start + .milliseconds(5_300)))
+        // A write that took 2 s: the next waits 5 s, not 20.
+        gate.written(three, startedAt: start + .seconds(6), endedAt: start + .seconds(8))
+        let four = PlayablePrefix(counts: [4])
+        #expect(!gate.isDue(four, playable: true, at: start + .milliseconds(12_900)))
+        #expect(gate.isDue(four, playable: true, at: start + .seconds(13)))
     }
 
     /// The growing form: EVENT without ENDLIST, the target duration of every planned segment,

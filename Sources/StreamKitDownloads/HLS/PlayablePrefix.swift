@@ -69,8 +69,12 @@ struct PlayablePrefix: Hashable, Sendable {
 /// When the growing playlists of a package are written again: at once the first time a prefix is
 /// playable (playback starts within seconds), then when it grew, at most once per `interval` and
 /// never more often than ten times what the last write took (a long playlist on a slow disk does
-/// not keep the disk busy). Pure.
+/// not keep the disk busy), yet at least every ``longestPause`` while it grows: the time a write
+/// takes counts waits for the CPU on a busy machine too, and one write slowed to a second held
+/// the next back for ten, longer than a player following the playlist waits. Pure.
 struct GrowingPlaylistGate: Sendable {
+    /// The longest time between two writes while the prefix grows.
+    static let longestPause = Duration.seconds(5)
     /// The least time between two writes.
     let interval: Duration
     /// The prefix last written.
@@ -86,7 +90,7 @@ struct GrowingPlaylistGate: Sendable {
     func isDue(_ prefix: PlayablePrefix, playable: Bool, at now: ContinuousClock.Instant) -> Bool {
         guard playable, prefix != published else { return false }
         guard let lastWrite else { return true }
-        return lastWrite.duration(to: now) >= max(interval, lastCost * 10)
+        return lastWrite.duration(to: now) >= min(max(interval, lastCost * 10), Self.longestPause)
     }
 
     /// `prefix` was written, starting at `start` and done by `end`.
