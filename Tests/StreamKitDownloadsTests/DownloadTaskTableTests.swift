@@ -46,6 +46,7 @@ struct DownloadTaskTableTests {
             let (all, active) = Self.expected(model)
             #expect(table.inQueueOrder.map(\.id) == all, "step \(step)")
             #expect(Array(table.schedulerQueue) == active, "step \(step)")
+            #expect(table.activeInQueueOrder.map(\.id) == active.map(\.id), "step \(step)")
             #expect(table.count == model.count)
             if table.inQueueOrder.map(\.id) != all { return }
         }

@@ -82,7 +82,7 @@ struct QueueRunCommand: ParsableCommand {
             }
             await manager.serveRemoteCommands()
             if exitWhenDone, await manager.isIdle { break }
-            if round % 4 == 0 { printer.tick(await manager.allTasks()) }
+            if round % 4 == 0 { printer.tick(await manager.activeTasks()) }
             round += 1
             try? await Task.sleep(for: .milliseconds(50))
         }

@@ -248,6 +248,10 @@ public actor DownloadManager {
     /// Every task, in queue order.
     public func allTasks() -> [DownloadTaskInfo] { tasks.inQueueOrder }
 
+    /// The tasks being added, queued, running, waiting for their host or stopping, in queue order:
+    /// what a progress display shows, without copying a queue of thousands at every tick.
+    public func activeTasks() -> [DownloadTaskInfo] { tasks.activeInQueueOrder }
+
     /// Whether nothing is being added, queued, running or stopping.
     public var isIdle: Bool {
         DownloadScheduler.isIdle(queue: queueEntries, hasRunners: !runners.isEmpty)

@@ -62,6 +62,9 @@ struct DownloadTaskTable: Sendable {
     /// Every task, in queue order.
     var inQueueOrder: [DownloadTaskInfo] { order.map { byID[$0.id]! } }
 
+    /// The active tasks, in queue order.
+    var activeInQueueOrder: [DownloadTaskInfo] { active.map { byID[$0.id]! } }
+
     /// The active tasks in queue order, as the scheduler sees them; read lazily, so that a step
     /// that needs the first few reads only those.
     var schedulerQueue: some Sequence<DownloadScheduler.Entry> {
