@@ -44,6 +44,10 @@ public struct MediaLibrary: Sendable {
     private let rememberedItemsFile: String?
 
     final class KnownItems: Sendable {
+        /// Held for a whole look at the library: two pages at once would each take part of the
+        /// watch's news, and the later one could store a folder as without a playlist after the
+        /// earlier one saw its playlist come.
+        let look = Mutex(())
         let items = Mutex<[String: KnownItem]>([:])
         /// Folders seen without a playlist, with their stamp then: while it stays the same no file
         /// was made in the folder, and the playlist is not looked for again (a library of ten
@@ -100,6 +104,10 @@ public struct MediaLibrary: Sendable {
     /// The items, sorted by title: every folder (not hidden, not leading outside the library
     /// through a link) holding an `index.m3u8`.
     public func items() throws -> [MediaLibraryItem] {
+        try known.look.withLock { _ in try lookedUpItems() }
+    }
+
+    private func lookedUpItems() throws -> [MediaLibraryItem] {
         var items: [MediaLibraryItem] = []
         var bare: [String: FileStamp] = [:]
         let knownBare = known.bare.withLock { $0 }

@@ -4,6 +4,7 @@ import StreamKitHTTP
 import StreamKitHTTPServer
 import StreamKitMediaServer
 import StreamKitTestSupport
+import Synchronization
 import Testing
 
 /// A library directory the tests fill, and a media server over it.
@@ -166,6 +167,37 @@ func write(_ text: String, _ name: String, in directory: URL) throws {
         try write(playlist, "index.m3u8", in: base.appendingPathComponent("a"))
         try write(playlist, "index.m3u8", in: base.appendingPathComponent("d"))
         #expect(try ids() == ["a", "d", "e", "f"])
+    }
+
+    /// Pages asked for at once while playlists come: each page takes the watch's news and looks
+    /// into what changed, and none stores a folder as without a playlist after another saw one
+    /// come, so the next page lists every playlist (not ten seconds later).
+    @Test func pagesAtOnceMissNoPlaylist() async throws {
+        let base = try TestRun.makeTemporaryDirectory("library")
+        let names = (0..<40).map { "f\($0)" }
+        for name in names { try write("x", "movie.mp4", in: base.appendingPathComponent(name)) }
+        let library = try MediaLibrary(root: base.path)
+        #expect(try library.items().isEmpty)
+        final class Flag: Sendable { let on = Atomic<Bool>(true) }
+        let writing = Flag()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                // Threads of their own: loops on the cooperative pool would hold its threads
+                // and keep the writer below from running.
+                group.addTask {
+                    try await runBlocking {
+                        while writing.on.load(ordering: .acquiring) { _ = try library.items() }
+                    }
+                }
+            }
+            for name in names {
+                try write("#EXTM3U\n#EXTINF:2,\n0.ts\n", "index.m3u8", in: base.appendingPathComponent(name))
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            writing.on.store(false, ordering: .releasing)
+            try await group.waitForAll()
+        }
+        #expect(try library.items().map(\.id).sorted() == names.sorted())
     }
 
     /// With a file to keep them in, items survive the process: a new library takes what the file
