@@ -81,9 +81,10 @@ struct RecordingEndTests {
     }
 
     /// nginx killed under a recording: the reconnect is refused, what was recorded stays a valid
-    /// file, and the result says why it ended.
+    /// file, and the result says why it ended. (A 30 s stream: an 8 s one could end on its own
+    /// while a busy machine held the test back from the kill.)
     @Test func aKilledServerAfterMediaExits0() async throws {
-        let source = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: 8, segmentSeconds: 1)).entryFile
+        let source = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: 30, segmentSeconds: 1)).entryFile
         let nginx = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
         let url = nginx.rtmpURL(application: "live", stream: "killed")
         let output = try TestRun.makeTemporaryDirectory("rtmp-killed").appendingPathComponent("killed.flv")

@@ -35,9 +35,13 @@ struct RecordingHLSEndTests {
         ]).standardOutput.split(separator: "\n").compactMap { $0.split(separator: ",").first.flatMap { Double($0) } }
     }
 
+    /// A stream long enough to be cut while it plays: with 8 s, a test starved for a few seconds on
+    /// a busy machine (the CI runner) saw the whole stream end before its kill or Ctrl-C.
+    private static let longStream = FixtureRecipe(.flv, seconds: 30, segmentSeconds: 1)
+
     /// nginx killed under a recording: the reconnect fails, and the playlist still ends.
     @Test func aKilledServerEndsThePlaylist() async throws {
-        let source = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: 8, segmentSeconds: 1)).entryFile
+        let source = try await Fixtures.shared.fixture(Self.longStream).entryFile
         let nginx = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
         let url = nginx.rtmpURL(application: "live", stream: "killed")
         let package = try TestRun.makeTemporaryDirectory("rtmp-hls-killed").appendingPathComponent("package")
@@ -72,7 +76,7 @@ struct RecordingHLSEndTests {
     /// Ctrl-C (the built executable, signalled) ends the playlist too.
     @Test func interruptEndsThePlaylist() async throws {
         let executable = try BuiltProducts.executable("streamkit")
-        let source = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: 8, segmentSeconds: 1)).entryFile
+        let source = try await Fixtures.shared.fixture(Self.longStream).entryFile
         let nginx = try await Nginx.rtmp(applications: [RTMPApplication(name: "live")])
         let url = nginx.rtmpURL(application: "live", stream: "stop")
         let package = try TestRun.makeTemporaryDirectory("rtmp-hls-sigint").appendingPathComponent("package")
