@@ -7,7 +7,11 @@ import Testing
 /// the work costs at most twenty times the time and memory grows by a bounded amount per item, so
 /// that a path that grows faster than the work fails here in seconds. The release binary is
 /// measured: the debug build's costs are not the product's.
-@Suite struct ScaleShapeTests {
+///
+/// One test at a time: each measures a cost, and one test's burst of work (3,000 tasks run through
+/// the manager) landing on another's measurement made a page at 10,000 tasks take six times its
+/// time at 1,000.
+@Suite(.serialized) struct ScaleShapeTests {
     /// A media playlist like bench/generate-hls-playlist.py's: a key every ten segments (every
     /// other one with an IV), a date-time, a duration and a byte range on every segment.
     static func mediaPlaylist(segments: Int) -> String {
@@ -164,7 +168,14 @@ import Testing
                     && Tool.gnuTime.isAvailable),
             "needs the release build of bench-queue (swift build -c release --product bench-queue) and GNU time"))
     func aQueueFilledThroughTheAPIGrowsLinearly() async throws {
-        let root = try TestRun.makeTemporaryDirectory("scale-fill-origin")
+        // In memory (/dev/shm where there is one): the queues' SQLite commits would otherwise
+        // sync thousands of times to the disk every other test uses.
+        let memory = URL(
+            fileURLWithPath: FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
+        )
+        .appendingPathComponent("streamkit-scale-fill-\(getpid())-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: memory) }
+        let root = memory.appendingPathComponent("origin")
         let segments = root.appendingPathComponent("seg")
         try FileManager.default.createDirectory(at: segments, withIntermediateDirectories: true)
         let tiny = Data(count: 752)
@@ -177,7 +188,7 @@ import Testing
         for count in [300, 3_000] {
             var runs: [Double] = []
             for _ in 0..<2 {
-                let home = try TestRun.makeTemporaryDirectory("scale-fill-\(count)").path
+                let home = memory.appendingPathComponent("home-\(count)-\(runs.count)").path
                 runs.append(
                     try await Self.measure(
                         ["fill", home, origin, "\(count)"], executable: benchQueue,
