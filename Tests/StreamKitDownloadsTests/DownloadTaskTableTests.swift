@@ -47,7 +47,7 @@ struct DownloadTaskTableTests {
             #expect(table.inQueueOrder.map(\.id) == all, "step \(step)")
             #expect(Array(table.schedulerQueue) == active, "step \(step)")
             #expect(table.activeInQueueOrder.map(\.id) == active.map(\.id), "step \(step)")
-            #expect(table.count == model.count)
+            #expect(table.inQueueOrder.count == model.count)
             if table.inQueueOrder.map(\.id) != all { return }
         }
     }

@@ -51,8 +51,6 @@ struct DownloadTaskTable: Sendable {
         }
     }
 
-    var count: Int { byID.count }
-
     /// Room for `count` tasks: a queue loaded at open does not grow the table step by step.
     mutating func reserveCapacity(_ count: Int) {
         byID.reserveCapacity(count)
