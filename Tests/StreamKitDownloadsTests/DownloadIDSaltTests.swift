@@ -7,6 +7,32 @@ import Testing
 /// Task and package ids carry a random salt of their home, so that nobody who knows a URL can
 /// tell where its download is (`/library/ID/...`).
 @Suite struct DownloadIDSaltTests {
+    /// Processes that make a new home's salt at the same moment (a `queue add` posted as `queue
+    /// run` starts) all get the same one: with two salts the add's credentials were filed under
+    /// another id than its task's, and the task was sent without them. A damaged salt file is
+    /// replaced.
+    @Test func aSaltMadeAtOnceByManyIsOneSalt() async throws {
+        for round in 0..<20 {
+            let home = try TestRun.makeTemporaryDirectory("salt-race-\(round)")
+            let salts = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<8 {
+                    group.addTask { try await runBlocking { try DownloadManager.idSalt(directory: home) } }
+                }
+                return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+            }
+            #expect(salts.count == 1, "round \(round): \(salts)")
+            #expect(
+                try String(contentsOf: home.appendingPathComponent("id-salt"), encoding: .utf8) == salts.first! + "\n")
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: home.path).filter { $0 != "id-salt" }
+            #expect(leftovers.isEmpty, "\(leftovers)")
+        }
+        let damaged = try TestRun.makeTemporaryDirectory("salt-damaged")
+        try Data("not a salt".utf8).write(to: damaged.appendingPathComponent("id-salt"))
+        let salt = try DownloadManager.idSalt(directory: damaged)
+        let again = try DownloadManager.idSalt(directory: damaged)
+        #expect(salt.count == 32 && salt == again)
+    }
+
     @Test func theSameURLHasAnotherIDInEveryHomeAndTheSameOneAcrossRuns() async throws {
         let request = DownloadRequest(url: "https://example.com/show/index.m3u8", kind: .hls)
         let unsalted = HLSDownloadJob.packageID(source: request.url, selection: HLSSelection(), decrypt: false)
