@@ -15,15 +15,17 @@ struct DownloadTaskTableTests {
         )
     }
 
-    /// Ten thousand random changes (adds at the end and in the middle, state changes, a task
-    /// given a new place, removals), checked against the model after each.
+    /// Three thousand random changes over sixty tasks (adds at the end and in the middle, state
+    /// changes, a task given a new place, removals), checked against the model after each. (Ten
+    /// thousand over three hundred held a test thread for 19 s in a debug build, long enough to
+    /// starve the suite's timed tests.)
     @Test func ordersMatchSortingAfterEveryChange() {
         var generator = SplitMix64(seed: 0x5eed)
         var table = DownloadTaskTable()
         var model: [String: DownloadTaskInfo] = [:]
         var nextQueueID: Int64 = 1
-        for step in 0..<10_000 {
-            let id = "t\(generator.next() % 300)"
+        for step in 0..<3_000 {
+            let id = "t\(generator.next() % 60)"
             var info = model[id] ?? DownloadSchedulerTests.info(id)
             switch generator.next() % 10 {
             case 0:
