@@ -139,6 +139,10 @@ let package = Package(
         .executableTarget(
             name: "bench-queue", dependencies: ["StreamKitDownloads"], path: "bench/Sources/bench-queue",
             swiftSettings: strictSettings),
+        // Benchmark helper: a delayed, paced link in front of nginx (bench/network.sh).
+        .executableTarget(
+            name: "bench-relay", dependencies: ["StreamKitTestSupport"], path: "bench/Sources/bench-relay",
+            swiftSettings: strictSettings),
         // Benchmark helper: concurrent downloads and failure loops in a process of their own.
         .executableTarget(
             name: "bench-http",

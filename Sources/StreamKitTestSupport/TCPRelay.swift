@@ -14,12 +14,14 @@ import Darwin
 /// `cutAfter(n)` gives a byte count for connection `n`, that connection is reset (RST to the
 /// client, close to the server) once that many bytes have gone from the server to the client.
 /// ``refuseConnections(for:)`` plays an outage: open connections are closed and new ones refused
-/// (the port is held by a socket that does not listen) until it ends.
+/// (the port is held by a socket that does not listen) until it ends. A ``RelayLink`` other than
+/// ``RelayLink/direct`` carries each connection as a network link: delayed, paced.
 public final class TCPRelay: Sendable {
     /// The port clients connect to.
     public let port: UInt16
 
     private let upstreamPort: UInt16
+    private let link: RelayLink
     private let cutAfter: @Sendable (Int) -> Int?
     private let state: Mutex<State>
     private let downstream = Atomic<Int>(0)
@@ -27,6 +29,7 @@ public final class TCPRelay: Sendable {
     private struct State {
         var stopped = false
         var connections = 0
+        var mostOpen = 0
         var cuts = 0
         var outages = 0
         var open: Set<Int32> = []
@@ -38,11 +41,14 @@ public final class TCPRelay: Sendable {
         var refusing = false
     }
 
-    /// Starts relaying to `upstreamPort`; connection number `n` (from 0) is cut after `cutAfter(n)` bytes downstream.
+    /// Starts relaying to `upstreamPort` over `link`; connection number `n` (from 0) is cut after
+    /// `cutAfter(n)` bytes downstream.
     public init(
-        upstreamPort: UInt16, cutAfter: @escaping @Sendable (_ connectionIndex: Int) -> Int? = { _ in nil }
+        upstreamPort: UInt16, link: RelayLink = .direct,
+        cutAfter: @escaping @Sendable (_ connectionIndex: Int) -> Int? = { _ in nil }
     ) throws {
         self.upstreamPort = upstreamPort
+        self.link = link
         self.cutAfter = cutAfter
         let (listener, port) = try LocalNetwork.listeningSocket(backlog: 16)
         self.port = port
@@ -54,6 +60,9 @@ public final class TCPRelay: Sendable {
 
     /// Connections accepted so far.
     public var connectionCount: Int { state.withLock { $0.connections } }
+
+    /// The most connections open at once so far.
+    public var mostOpenConnections: Int { state.withLock { $0.mostOpen } }
 
     /// Connections cut so far.
     public var cutCount: Int { state.withLock { $0.cuts } }
@@ -134,6 +143,7 @@ public final class TCPRelay: Sendable {
             let index = state.withLock { state in
                 state.connections += 1
                 state.open.formUnion([client, upstream])
+                state.mostOpen = max(state.mostOpen, state.open.count / 2)
                 return state.connections - 1
             }
             let limit = cutAfter(index)
@@ -176,6 +186,11 @@ public final class TCPRelay: Sendable {
 
     /// Copies bytes until end of stream or error; returns true when it stopped at `limit`.
     private func pump(from source: Int32, to destination: Int32, limit: Int?, countsDownstream: Bool) -> Bool {
+        if !link.isDirect {
+            return DelayedPipe(link: link).run(from: source, to: destination, limit: limit) { [self] sent in
+                if countsDownstream { downstream.add(sent, ordering: .relaxed) }
+            }
+        }
         var buffer = [UInt8](repeating: 0, count: 16_384)
         var total = 0
         while true {
