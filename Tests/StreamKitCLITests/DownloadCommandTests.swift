@@ -81,8 +81,9 @@ import Testing
                                           none, a language, name:NAME. (default: auto)
                   --subs <subs>           HLS subtitles: all, none, a language, name:NAME.
                                           (default: all)
-                  -j, --connections <n>   HLS: transfers at once (default 8). A file: range
-                                          connections (default 1, one request).
+                  -j, --connections <n>   HLS: transfers at once (default: 8, up to 15 while
+                                          more fetch more). A file: range connections (default
+                                          1, one request).
                   --section <start-end>   HLS: only the segments covering this time span,
                                           [HH:]MM:SS[.ms] or seconds, either end optional
                                           (0:04-0:10, -1:00, 90-); repeatable. Live: where in

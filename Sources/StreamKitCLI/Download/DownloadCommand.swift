@@ -8,6 +8,11 @@ import StreamKitHTTPClient
 /// `streamkit download URL`: an HLS stream into a local package that plays with no network, or a
 /// progressive file over HTTP(S); both resume when run again.
 struct DownloadCommand: ParsableCommand {
+    /// Without `-j`, an HLS download starts with 8 transfers and ramps up to this many while each
+    /// step fetches more. With the connection that fetched the playlists (libcurl's, beside the
+    /// plain-http transfers' own), that is at most 16 connections to one host.
+    static let mostDefaultTransfers = 15
+
     static let configuration = CommandConfiguration(
         commandName: "download",
         abstract: "Download an HLS stream into a local package that plays offline, or a file; resumes when run again.",
@@ -70,7 +75,9 @@ struct DownloadCommand: ParsableCommand {
     var output: String?
     @OptionGroup var selection = SelectionOptions(
         audioHelp: "HLS audio renditions: auto (the default one), all, none, a language, name:NAME.",
-        connectionsHelp: "HLS: transfers at once (default 8). A file: range connections (default 1, one request).",
+        connectionsHelp:
+            "HLS: transfers at once (default: 8, up to 15 while more fetch more). A file: range connections "
+            + "(default 1, one request).",
         offersCodecFilter: true)
     @OptionGroup var segmentFilter: SegmentFilterOptions
     @Option(
@@ -116,7 +123,7 @@ struct DownloadCommand: ParsableCommand {
         let client = try HTTPClient(
             configuration: HTTPClientConfiguration(
                 userAgent: "streamkit/\(streamKitVersion)", environment: context.environment,
-                maximumConnectionsPerHost: max(selection.connections ?? 8, 8),
+                maximumConnectionsPerHost: max(selection.connections ?? Self.mostDefaultTransfers + 1, 8),
                 globalReceiveRate: limitRate?.bytesPerSecond,
                 bodyBufferLimit: 256 << 10, receiveBufferSize: 256 << 10))
         let retry = retries.policy

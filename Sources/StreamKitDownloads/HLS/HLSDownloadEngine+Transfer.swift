@@ -18,11 +18,19 @@ extension HLSDownloadEngine {
         // A resumed download serves the head it has at once.
         publishGrowingPlaylists()
         let ticker = Task { await self.tick() }
+        // A live recording fetches what the source makes, no faster: it keeps its first count.
+        let slots = ramp.withLock { ramp in
+            let transferred = state.withLock { $0.books.bytesTransferred }
+            ramp = TransferRamp(
+                initial: ramp.target, maximum: recording ? ramp.target : ramp.maximum, step: ramp.step,
+                startingAt: .now, bytesTransferred: transferred)
+            return ramp.ceiling
+        }
         let outcome: Result<Void, HLSDownloadError>
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<options.connections {
-                    group.addTask { try await self.work() }
+                for slot in 0..<slots {
+                    group.addTask { try await self.work(slot: slot) }
                 }
                 if recording {
                     group.addTask { try await self.record() }
@@ -73,9 +81,25 @@ extension HLSDownloadEngine {
         }
     }
 
-    /// One transfer worker: takes items until the queue is finished.
-    private func work() async throws(HLSDownloadError) {
-        while let item = await queue.next() {
+    /// One transfer worker: takes items until the queue is finished, while the ramp lets its
+    /// slot (from 0) take work.
+    private func work(slot: Int) async throws(HLSDownloadError) {
+        while true {
+            switch ramp.withLock({ $0.admits(slot: slot) }) {
+            case .take:
+                break
+            case .leave:
+                return
+            case .wait:
+                if queue.isExhausted { return }
+                do {
+                    try await Task.sleep(for: .milliseconds(50))
+                } catch {
+                    throw .cancelled
+                }
+                continue
+            }
+            guard let item = await queue.next() else { break }
             if Task.isCancelled { throw .cancelled }
             do throws(HLSDownloadError) {
                 switch item {
@@ -87,6 +111,12 @@ extension HLSDownloadEngine {
                     state.books.itemFailed(item, error: error, skipBroken: options.skipBroken)
                 }
                 try perform(actions)
+            }
+            let transferred = state.withLock { $0.books.bytesTransferred }
+            let changed = ramp.withLock { $0.itemFinished(bytesTransferred: transferred, at: .now) }
+            if changed {
+                let target = ramp.withLock { $0.target }
+                logger.debug("transfers at once: \(target)")
             }
         }
         if Task.isCancelled { throw .cancelled }

@@ -55,6 +55,8 @@ final class HLSDownloadEngine: Sendable {
     let directory: URL
     let state: Mutex<EngineState>
     let queue = WorkQueue<WorkItem>()
+    /// How many transfers run at once (``HLSDownloadOptions/mostConnections``).
+    let ramp: Mutex<TransferRamp>
 
     var options: HLSDownloadOptions { job.options }
 
@@ -68,6 +70,10 @@ final class HLSDownloadEngine: Sendable {
         self.events = events
         self.control = control
         directory = job.packageDirectory.standardizedFileURL
+        ramp = Mutex(
+            TransferRamp(
+                initial: job.options.connections, maximum: job.options.mostConnections ?? job.options.connections,
+                startingAt: .now))
         state = Mutex(
             EngineState(
                 books: HLSDownloadBookkeeping(

@@ -79,8 +79,15 @@ extension HLSSelection: Codable {
 
 /// How an HLS download behaves: connections, decryption, failures, limits.
 public struct HLSDownloadOptions: Hashable, Sendable {
-    /// Transfers at once (`-j`); the client should allow as many connections per host.
+    /// Transfers at once (`-j`); the client should allow as many connections per host (see
+    /// ``mostConnections``).
     public var connections: Int
+    /// When above ``connections``: the download starts with ``connections`` transfers and adds
+    /// four at a time, up to this many, while each step raises the throughput (a far server, whose
+    /// round trip bounds each connection); a step that does not is taken back. `streamkit
+    /// download` sets 15 when `-j` is not given. The client should allow this many connections
+    /// per host.
+    public var mostConnections: Int? = nil
     /// Store AES-128 segments and SAMPLE-AES MPEG-TS segments decrypted and drop their key tags
     /// (`--decrypt`). SAMPLE-AES with a map (fMP4 `cbcs`) fails the download with
     /// ``HLSDownloadError/Kind-swift.struct/unsupportedEncryption``; SAMPLE-AES-CTR stays encrypted.

@@ -29,6 +29,9 @@ final class WorkQueue<Item: Sendable>: Sendable {
     /// Items added and not yet taken.
     var pendingCount: Int { state.withLock { $0.items.count - $0.head } }
 
+    /// Whether the queue is finished and every item taken: ``next()`` returns `nil` at once.
+    var isExhausted: Bool { state.withLock { $0.finished && $0.head == $0.items.count } }
+
     /// Adds items at the end (ignored once finished).
     func enqueue(_ newItems: [Item]) {
         let handOver = state.withLock { state -> [(CheckedContinuation<Item?, Never>, Item)] in
