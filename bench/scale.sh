@@ -37,6 +37,10 @@
 #   proxy      the first proxied request of a fresh `streamkit serve` (time to first byte of a cold
 #              /proxy/file miss from nginx) against the next 20, over five processes
 #              (bench/serve-proxy.py). Target: the first within 2 ms of the later ones.
+#   network    bench/network.sh: through a relay adding 25 ms each way and pacing each connection,
+#              latency-bound HLS (defaults against yt-dlp -N 8), rate-bound HLS (-j 8 against the
+#              limit and yt-dlp), a 200 MB file over 8 ranges against aria2c, a cold proxied seek
+#              against the same range fetched directly. Targets there.
 # The raw JSON lines are kept in bench/work/scale/results.jsonl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +50,7 @@ mkdir -p "$work"
 results="$work/results.jsonl"
 : >"$results"
 sections=("$@")
-[ ${#sections[@]} -gt 0 ] || sections=(playlists downloads library queue cache proxy)
+[ ${#sections[@]} -gt 0 ] || sections=(playlists downloads library queue cache proxy network)
 home=/dev/shm/streamkit-scale-$$
 nginx_pids=()
 cleanup() {
@@ -317,6 +321,10 @@ for row in rows:
     print(f"| {row['size']} | {row['first_ms']:.2f} | {row['later_median_ms']:.2f} | {row['later_max_ms']:.2f} | "
           f"{row['first_ms'] - row['later_median_ms']:.2f} | {row['direct_median_ms']:.2f} |")
 PY
+        ;;
+    network)
+        echo "== network: a far link (bench/network.sh)"
+        bench/network.sh
         ;;
     *)
         echo "unknown section: $section" >&2
