@@ -18,15 +18,24 @@ public final class HLSDownloader: Sendable {
     public let client: HTTPClient
     /// Where retries and skipped files are logged.
     public let logger: Logger
+    /// How a live recording waits between reloads; `nil` for the clock.
+    private let reloadWait: ReloadWait?
+
+    /// How a live recording waits for the next reload (the target duration, or half of it when
+    /// nothing changed): a benchmark passes one that returns at once, so that a day's recording
+    /// against an origin that adds a segment at every reload runs in minutes.
+    public typealias ReloadWait = @Sendable (Duration) async throws -> Void
 
     /// Creates a downloader.
     ///
     /// - Parameters:
     ///   - client: The HTTP client; allow at least ``HLSDownloadOptions/connections`` connections per host.
     ///   - logger: Where to log; disabled by default.
-    public init(client: HTTPClient, logger: Logger = .disabled) {
+    ///   - reloadWait: How a live recording waits between reloads; the clock by default.
+    public init(client: HTTPClient, logger: Logger = .disabled, reloadWait: ReloadWait? = nil) {
         self.client = client
         self.logger = logger
+        self.reloadWait = reloadWait
     }
 
     /// Starts `job`.
@@ -35,7 +44,7 @@ public final class HLSDownloader: Sendable {
     /// - Returns: The running download: its events and result.
     public func start(_ job: HLSDownloadJob) -> HLSDownload {
         let (events, continuation) = AsyncStream.makeStream(of: HLSDownloadEvent.self)
-        let control = RecordingControl()
+        let control = RecordingControl(wait: reloadWait)
         let client = client
         let logger = logger
         let task = Task {
@@ -89,9 +98,12 @@ public final class HLSDownload: Sendable {
     public func finishRecording() { control.requestStop() }
 }
 
-/// Tells a live recording to stop taking segments.
+/// Tells a live recording to stop taking segments, and waits between its reloads.
 final class RecordingControl: Sendable {
     private let stopped = Atomic<Bool>(false)
+    private let wait: HLSDownloader.ReloadWait?
+
+    init(wait: HLSDownloader.ReloadWait? = nil) { self.wait = wait }
 
     var stopRequested: Bool { stopped.load(ordering: .acquiring) }
 
@@ -99,6 +111,10 @@ final class RecordingControl: Sendable {
 
     /// Sleeps for `duration`, returning early when a stop is requested.
     func sleep(_ duration: Duration) async throws {
+        if let wait {
+            if !stopRequested { try await wait(duration) }
+            return
+        }
         let deadline = ContinuousClock.now + duration
         while !stopRequested {
             let left = ContinuousClock.now.duration(to: deadline)
