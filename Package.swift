@@ -139,6 +139,11 @@ let package = Package(
         .executableTarget(
             name: "bench-queue", dependencies: ["StreamKitDownloads"], path: "bench/Sources/bench-queue",
             swiftSettings: strictSettings),
+        // Benchmark helper: a day of live recording in minutes (bench/scale.sh live).
+        .executableTarget(
+            name: "bench-live",
+            dependencies: ["StreamKitDownloads", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitHTTPServer"],
+            path: "bench/Sources/bench-live", swiftSettings: strictSettings),
         // Benchmark helper: a delayed, paced link in front of nginx (bench/network.sh).
         .executableTarget(
             name: "bench-relay", dependencies: ["StreamKitTestSupport"], path: "bench/Sources/bench-relay",

@@ -37,6 +37,11 @@
 #   proxy      the first proxied request of a fresh `streamkit serve` (time to first byte of a cold
 #              /proxy/file miss from nginx) against the next 20, over five processes
 #              (bench/serve-proxy.py). Target: the first within 2 ms of the later ones.
+#   live       a live HLS recording of LIVE_SEGMENTS (43,200 by default: a day of two-second
+#              segments) from a simulated origin that adds one segment at every reload, the
+#              recorder's reload wait injected so that the day passes in minutes (bench-live, a
+#              library-level bench into /dev/shm): wall and CPU seconds of each 1,000 segments, RSS.
+#              Targets: the last 1,000 cost at most 2x the first 1,000; RSS flat over the run.
 #   network    bench/network.sh: through a relay adding 25 ms each way and pacing each connection,
 #              latency-bound HLS (defaults against yt-dlp -N 8), rate-bound HLS (-j 8 against the
 #              limit and yt-dlp), a 200 MB file over 8 ranges against aria2c, a cold proxied seek
@@ -50,7 +55,7 @@ mkdir -p "$work"
 results="$work/results.jsonl"
 : >"$results"
 sections=("$@")
-[ ${#sections[@]} -gt 0 ] || sections=(playlists downloads library queue cache proxy network)
+[ ${#sections[@]} -gt 0 ] || sections=(playlists downloads library queue cache proxy live network)
 home=/dev/shm/streamkit-scale-$$
 nginx_pids=()
 cleanup() {
@@ -320,6 +325,26 @@ print("| ---: | ---: | ---: | ---: | ---: | ---: |")
 for row in rows:
     print(f"| {row['size']} | {row['first_ms']:.2f} | {row['later_median_ms']:.2f} | {row['later_max_ms']:.2f} | "
           f"{row['first_ms'] - row['later_median_ms']:.2f} | {row['direct_median_ms']:.2f} |")
+PY
+        ;;
+    live)
+        echo "== live: a day of recording (bench-live)"
+        swift build -c release --product bench-live >&2
+        rm -rf "$home"
+        mkdir -p "$home"
+        "$(swift build -c release --show-bin-path)/bench-live" "${LIVE_SEGMENTS:-43200}" "$home" | tee "$work/live.jsonl"
+        python3 - "$work/live.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1]) if line.startswith("{")]
+blocks = [row for row in rows if "summary" not in row]
+summary = next(row for row in rows if "summary" in row)
+print("| segments | wall s (these 1,000) | CPU s (these 1,000) | RSS MB |")
+print("| ---: | ---: | ---: | ---: |")
+for row in blocks:
+    if row["segments"] in (1000, 2000) or row["segments"] % 5000 == 0 or row is blocks[-1]:
+        print(f"| {row['segments']:,} | {row['wall_s']:.3f} | {row['cpu_s']:.3f} | {row['rss_mb']:.1f} |")
+print(f"last 1,000 / first 1,000: wall {summary['last_over_first_wall']:.2f}x, CPU {summary['last_over_first_cpu']:.2f}x"
+      f" (target <= 2); RSS {summary['rss_first_mb']:.1f} -> {summary['rss_last_mb']:.1f} MB (target: flat)")
 PY
         ;;
     network)
