@@ -170,37 +170,6 @@ extension HLSDownloadEngine {
 
     // MARK: State on disk
 
-    /// Writes the recorded source playlist of a rendition (absolute URIs) for resuming.
-    func saveSource(of index: Int) throws(HLSDownloadError) {
-        let (folder, playlist, last) = state.withLock { state in
-            let rendition = state.renditions[index]
-            return (
-                rendition.selected.folder,
-                PlaylistComposer.compose(rendition.segments, header: rendition.header, target: .source),
-                rendition.lastSourceSequence
-            )
-        }
-        var text = playlist.serialized()
-        // The source's own sequence number of the last segment taken, in the same file as the
-        // segments: package.json, written a moment later, would be behind after a kill in
-        // between, and a resumed recording would take the newest segments again.
-        if let last { text += Self.lastSourceSequencePrefix + "\(last)\n" }
-        try PackageStore.writeAtomically(Data(text.utf8), to: URL(fileURLWithPath: sourcePath(of: folder)))
-    }
-
-    /// A comment line (for HLS) of the recorded source playlist: the source's media sequence
-    /// number of the last segment taken.
-    static let lastSourceSequencePrefix = "#STREAMKIT-LAST-SOURCE-SEQUENCE:"
-
-    /// The number a recorded source playlist's comment line gives, if any.
-    static func lastSourceSequence(inRecordedSource data: Data) -> UInt64? {
-        let text = String(decoding: data, as: UTF8.self)
-        guard let line = text.split(separator: "\n").last(where: { $0.hasPrefix(lastSourceSequencePrefix) }) else {
-            return nil
-        }
-        return UInt64(line.dropFirst(lastSourceSequencePrefix.count))
-    }
-
     /// The manifest as of now. The state is taken under the lock; the lengths of gaps in byte-range
     /// files are read from disk after it is released.
     func manifest(status: PackageStatus, error: String?) -> PackageManifest {

@@ -17,6 +17,8 @@ struct RenditionState: Sendable {
     /// For a live recording: the source media sequence number of the last segment taken.
     var lastSourceSequence: UInt64?
     var recordedDuration = 0.0
+    /// For a live recording: what its recorded source file holds (reloads append to it).
+    var sourceFile: RecordedSourceFile?
 }
 
 /// Everything the engine's tasks share, under one lock: the plan of renditions, keys and the
@@ -285,9 +287,10 @@ final class HLSDownloadEngine: Sendable {
             guard let data = FileManager.default.contents(atPath: sourcePath) else {
                 throw HLSDownloadError(.packageConflict, detail: "cannot read \(sourcePath)")
             }
+            let (source, recordedLast) = Self.recordedSource(data)
             let parsed: ParsedPlaylist
             do {
-                parsed = try Playlist.parse(data)
+                parsed = try Playlist.parse(source)
             } catch {
                 throw HLSDownloadError(
                     .packageConflict, detail: "the recorded playlist \(sourcePath) does not parse: \(error)")
@@ -295,7 +298,7 @@ final class HLSDownloadEngine: Sendable {
             guard case .media(let media) = parsed.playlist else {
                 throw HLSDownloadError(.packageConflict, detail: "\(sourcePath) is not a media playlist")
             }
-            loaded.append((record, media, Self.lastSourceSequence(inRecordedSource: data)))
+            loaded.append((record, media, recordedLast))
         }
         try state.withLock { (state) throws(HLSDownloadError) in
             state.master = manifest.master

@@ -190,7 +190,7 @@ struct PlaylistWriter {
 
     /// A segment: its unknown lines first (where cue tags usually are), then its tags, EXTINF and URI. The
     /// first segment's unknown lines go after its EXTINF: before any segment tag they would read as header lines.
-    private mutating func write(_ segment: MediaSegment, isFirst: Bool) {
+    fileprivate mutating func write(_ segment: MediaSegment, isFirst: Bool) {
         let annotations = segment.annotations
         if !isFirst {
             for extra in annotations.extraLines { write(extra) }
@@ -415,6 +415,17 @@ extension MediaPlaylist {
     public func serialized() -> String {
         var writer = PlaylistWriter(capacity: 64 + segments.count * 96)
         writer.write(self)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}
+
+extension MediaPlaylist {
+    /// The lines of `segments` as they follow other segments in a playlist (each one's unknown
+    /// lines, tags, EXTINF and URI; no header): what a writer appends to a playlist file that
+    /// grows, as a recorder does.
+    public static func serializedSegments(_ segments: some Collection<MediaSegment>) -> String {
+        var writer = PlaylistWriter(capacity: segments.count * 96)
+        for segment in segments { writer.write(segment, isFirst: false) }
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 }
