@@ -95,7 +95,9 @@ extension HLSDownloadEngine {
             return Array(before..<state.books.files.count)
         }
         try saveSource(of: index)
-        try await fetchPendingKeys()
+        // Only the new files can hold a key not yet fetched: looking among all of them at every
+        // reload would cost a day's recording as much as its square.
+        try await fetchPendingKeys(among: newFiles)
         let items = state.withLock { $0.books.pendingItems(files: newFiles) }
         queue.enqueue(items)
     }

@@ -147,10 +147,11 @@ extension HLSDownloadEngine {
     /// ``HLSDownloadOptions/connections`` at once (a playlist rotating its key every segment lists
     /// hundreds). A key that cannot be fetched fails the download, `--skip-broken` or not: no
     /// segment under it could be played.
-    func fetchPendingKeys() async throws(HLSDownloadError) {
+    /// `candidates`: the files to look among (a live reload's new files), every file when `nil`.
+    func fetchPendingKeys(among candidates: [Int]? = nil) async throws(HLSDownloadError) {
         let keyFiles = state.withLock { state in
             let books = state.books
-            return books.files.indices.filter { books.files[$0].kind == .key }.map {
+            return (candidates ?? Array(books.files.indices)).filter { books.files[$0].kind == .key }.map {
                 ($0, books.files[$0], books.states[$0])
             }
         }

@@ -256,7 +256,6 @@ final class HLSDownloadEngine: Sendable {
         _ entries: [(segment: MediaSegment, resolved: ResolvedSegment)], rendition index: Int, playlistURL: String,
         in state: inout EngineState
     ) throws(HLSDownloadError) {
-        var planner = state.renditions[index].planner
         let filter = state.filter
         let live = state.live
         let exclusions = entries.map { entry in
@@ -264,8 +263,10 @@ final class HLSDownloadEngine: Sendable {
                 uri: RenditionPlanner.normalized(entry.resolved).uri, start: entry.resolved.startTime,
                 duration: entry.resolved.duration, live: live)
         }
-        let (files, segments) = try planner.plan(entries, exclusions: exclusions, playlistURL: playlistURL)
-        state.renditions[index].planner = planner
+        // In place: a copy of the planner (its names of every file planned) at every live reload
+        // would be copied again on its first change. A plan that throws fails the download.
+        let (files, segments) = try state.renditions[index].planner.plan(
+            entries, exclusions: exclusions, playlistURL: playlistURL)
         _ = state.books.filesPlanned(files)
         // The first plan takes the array as it is; appending to an empty one would copy it.
         if state.renditions[index].segments.isEmpty {
