@@ -29,6 +29,7 @@ test: deps lint
 	$(SWIFT) build --build-tests $(STRICT)
 	$(SWIFT) build -c release $(STRICT) --product streamkit
 	$(SWIFT) build -c release $(STRICT) --product bench-queue
+	$(SWIFT) build -c release $(STRICT) --product bench-live
 	$(SWIFT) test --skip-build --experimental-maximum-parallelization-width $(TEST_WIDTH)
 
 # An app with targets of its own named Core and HTTP, depending on StreamKit by path: builds only

@@ -156,6 +156,44 @@ import Testing
         }
     }
 
+    /// The release build of bench-live (make test builds it beside streamkit).
+    static var benchLive: String? {
+        DownloadBinaryTests.releaseStreamkitPath.map {
+            URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("bench-live").path
+        }
+    }
+
+    /// A day of live recording (`bench-live 43200`: 43,200 two-second segments from an origin that
+    /// adds one at every reload, the reload wait injected): the last 1,000 segments cost at most
+    /// twice the CPU time of the first 1,000. Rewriting the recorded source playlist at every
+    /// reload made the 9th 1,000 of 10,000 cost 9.5 times the first.
+    @Test(
+        .enabled(
+            if: ToolPolicy.toolsRequired
+                || benchLive.map { FileManager.default.isExecutableFile(atPath: $0) } == true,
+            "needs the release build of bench-live (swift build -c release --product bench-live)"))
+    func aDayOfLiveRecordingCostsAsMuchAtItsEndAsAtItsStart() async throws {
+        let memory = URL(
+            fileURLWithPath: FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
+        )
+        .appendingPathComponent("streamkit-scale-live-\(getpid())-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: memory) }
+        try FileManager.default.createDirectory(at: memory, withIntermediateDirectories: true)
+        let process = try ChildProcess(
+            executable: try #require(Self.benchLive), arguments: ["43200", memory.path], logName: "scale-live")
+        #expect(try await process.wait(timeout: .seconds(300)) == 0, "\(process.standardError)")
+        let summary = try #require(
+            process.standardOutput.split(separator: "\n").last { $0.contains("\"summary\"") },
+            "bench-live wrote: \(process.standardOutput.suffix(2_000))")
+        let fields = try #require(
+            try JSONSerialization.jsonObject(with: Data(summary.utf8)) as? [String: Any], "\(summary)")
+        let ratio = try #require(fields["last_over_first_cpu"] as? Double, "\(summary)")
+        let segments = try #require(fields["segments"] as? Int, "\(summary)")
+        print("bench-live: \(summary)")
+        #expect(segments >= 43_000, "\(summary)")
+        #expect(ratio <= 2, "the last 1,000 segments cost \(ratio)x the first 1,000")
+    }
+
     /// A queue filled through the manager's API (`bench-queue fill`: every task added with `add`
     /// and run to success 8 at a time against nginx, a fifth added stopped), 300 and 3,000 tasks:
     /// ten times the tasks in at most twenty times the CPU time. Sorting every task at each
