@@ -87,8 +87,9 @@ relay_port=""
 relay_start() {  # bytes a second a connection; sets $relay_port, $relay_pid
     "$relay_bin" "$port" "$delay_ms" "$1" > "$work/relay.out" 2> "$work/relay.err" &
     relay_pid=$!
-    for _ in $(seq 100); do [ -s "$work/relay.out" ] && break; sleep 0.02; done
+    for _ in $(seq 500); do [ -s "$work/relay.out" ] && break; sleep 0.02; done
     relay_port=$(head -1 "$work/relay.out")
+    [ -n "$relay_port" ] || { echo "the relay did not start: $(cat "$work/relay.err")" >&2; exit 1; }
 }
 relay_stop() {  # sets $relay_stats to the relay's JSON line (not in a subshell: it waits)
     local status=0
@@ -106,6 +107,9 @@ run() {  # label, rate, command...: one measured run through a relay of its own
     local line
     line=$(bench/measure.py --label "$label" -- "${@//RELAY/127.0.0.1:$relay_port}" 2> "$work/run.err" | tail -1)
     relay_stop
+    if ! python3 -c 'import json,sys; sys.exit(json.loads(sys.argv[1])["status"])' "$line"; then
+        echo "$label failed: $(tail -5 "$work/run.err")" >&2
+    fi
     python3 -c 'import json,sys; a=json.loads(sys.argv[1]); a.update(json.loads(sys.argv[2])); print(json.dumps(a))' \
         "$line" "$relay_stats" | tee -a "$results" >&2
 }
