@@ -156,6 +156,15 @@ import Testing
         }
     }
 
+    /// A new folder in memory (/dev/shm where there is one) for a run's files; the caller removes it.
+    static func memoryDirectory(_ name: String) throws -> URL {
+        let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
+        let folder = URL(fileURLWithPath: base)
+            .appendingPathComponent("streamkit-scale-\(name)-\(getpid())-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
     /// The release build of bench-live (make test builds it beside streamkit).
     static var benchLive: String? {
         DownloadBinaryTests.releaseStreamkitPath.map {
@@ -173,12 +182,8 @@ import Testing
                 || benchLive.map { FileManager.default.isExecutableFile(atPath: $0) } == true,
             "needs the release build of bench-live (swift build -c release --product bench-live)"))
     func aDayOfLiveRecordingCostsAsMuchAtItsEndAsAtItsStart() async throws {
-        let memory = URL(
-            fileURLWithPath: FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
-        )
-        .appendingPathComponent("streamkit-scale-live-\(getpid())-\(UUID().uuidString.prefix(8))")
+        let memory = try Self.memoryDirectory("live")
         defer { try? FileManager.default.removeItem(at: memory) }
-        try FileManager.default.createDirectory(at: memory, withIntermediateDirectories: true)
         let process = try ChildProcess(
             executable: try #require(Self.benchLive), arguments: ["43200", memory.path], logName: "scale-live")
         #expect(try await process.wait(timeout: .seconds(300)) == 0, "\(process.standardError)")
@@ -206,12 +211,9 @@ import Testing
                     && Tool.gnuTime.isAvailable),
             "needs the release build of bench-queue (swift build -c release --product bench-queue) and GNU time"))
     func aQueueFilledThroughTheAPIGrowsLinearly() async throws {
-        // In memory (/dev/shm where there is one): the queues' SQLite commits would otherwise
-        // sync thousands of times to the disk every other test uses.
-        let memory = URL(
-            fileURLWithPath: FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
-        )
-        .appendingPathComponent("streamkit-scale-fill-\(getpid())-\(UUID().uuidString.prefix(8))")
+        // In memory: the queues' SQLite commits would otherwise sync thousands of times to the
+        // disk every other test uses.
+        let memory = try Self.memoryDirectory("fill")
         defer { try? FileManager.default.removeItem(at: memory) }
         let root = memory.appendingPathComponent("origin")
         let segments = root.appendingPathComponent("seg")

@@ -72,9 +72,7 @@ struct TransferRamp: Sendable, Equatable {
         windowItems += 1
         let elapsed = windowStart.duration(to: now)
         guard windowItems >= Self.windowItems(target), elapsed >= Self.minimumWindow else { return false }
-        let parts = elapsed.components
-        let rate =
-            Double(bytesTransferred - windowStartBytes) / (Double(parts.seconds) + Double(parts.attoseconds) / 1e18)
+        let rate = Double(bytesTransferred - windowStartBytes) / elapsed.secondsValue
         windowStart = now
         windowStartBytes = bytesTransferred
         windowItems = 0
