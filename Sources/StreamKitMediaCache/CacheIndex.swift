@@ -29,7 +29,7 @@ struct CacheRecord: Hashable, Sendable {
 /// Rows only ever claim bytes already written to the data file; see ``CacheStore``.
 final class CacheIndex {
     private let database: SQLiteDatabase
-    static let schemaVersion: Int64 = 1
+    static let schemaVersion: Int64 = 2
 
     init(path: String) throws {
         database = try SQLiteDatabase(path: path)
@@ -42,32 +42,63 @@ final class CacheIndex {
         // version is read again under the write lock, so that only the first writes the schema
         // and the second does not drop the tables the first has just filled in.
         try database.transaction {
-            guard try version() != Self.schemaVersion else { return }
+            let version = try version()
+            guard version != Self.schemaVersion else { return }
+            // Version 1 lacked only the indexes: its rows stay.
+            if version != 1 {
+                try database.execute(
+                    """
+                    DROP TABLE IF EXISTS totals;
+                    DROP TABLE IF EXISTS pins;
+                    DROP TABLE IF EXISTS resources;
+                    CREATE TABLE resources (
+                        key TEXT PRIMARY KEY,
+                        hash TEXT NOT NULL UNIQUE,
+                        url TEXT NOT NULL,
+                        final_url TEXT,
+                        file_name TEXT,
+                        content_length INTEGER,
+                        mime_type TEXT,
+                        entity_tag TEXT,
+                        last_modified REAL,
+                        if_range TEXT,
+                        spans TEXT NOT NULL DEFAULT '[]',
+                        cached_bytes INTEGER NOT NULL DEFAULT 0,
+                        last_access REAL NOT NULL,
+                        created REAL NOT NULL
+                    );
+                    CREATE TABLE pins (
+                        key TEXT NOT NULL REFERENCES resources(key) ON DELETE CASCADE,
+                        owner TEXT NOT NULL,
+                        PRIMARY KEY (key, owner)
+                    );
+                    """)
+            }
+            // So that opening, eviction and listing read only what they need, not every row: the
+            // number of rows and their bytes kept by triggers, eviction order, entries by the URL
+            // they were fetched from, by data file (the sweep of stray files), pins by owner.
             try database.execute(
                 """
-                DROP TABLE IF EXISTS pins;
-                DROP TABLE IF EXISTS resources;
-                CREATE TABLE resources (
-                    key TEXT PRIMARY KEY,
-                    hash TEXT NOT NULL UNIQUE,
-                    url TEXT NOT NULL,
-                    final_url TEXT,
-                    file_name TEXT,
-                    content_length INTEGER,
-                    mime_type TEXT,
-                    entity_tag TEXT,
-                    last_modified REAL,
-                    if_range TEXT,
-                    spans TEXT NOT NULL DEFAULT '[]',
-                    cached_bytes INTEGER NOT NULL DEFAULT 0,
-                    last_access REAL NOT NULL,
-                    created REAL NOT NULL
+                CREATE TABLE totals (
+                    id INTEGER PRIMARY KEY CHECK (id = 0),
+                    entries INTEGER NOT NULL,
+                    bytes INTEGER NOT NULL
                 );
-                CREATE TABLE pins (
-                    key TEXT NOT NULL REFERENCES resources(key) ON DELETE CASCADE,
-                    owner TEXT NOT NULL,
-                    PRIMARY KEY (key, owner)
-                );
+                INSERT INTO totals VALUES (
+                    0, (SELECT COUNT(*) FROM resources), (SELECT COALESCE(SUM(cached_bytes), 0) FROM resources));
+                CREATE TRIGGER resources_added AFTER INSERT ON resources BEGIN
+                    UPDATE totals SET entries = entries + 1, bytes = bytes + new.cached_bytes;
+                END;
+                CREATE TRIGGER resources_removed AFTER DELETE ON resources BEGIN
+                    UPDATE totals SET entries = entries - 1, bytes = bytes - old.cached_bytes;
+                END;
+                CREATE TRIGGER resources_changed AFTER UPDATE OF cached_bytes ON resources BEGIN
+                    UPDATE totals SET bytes = bytes + new.cached_bytes - old.cached_bytes;
+                END;
+                CREATE INDEX resources_by_access ON resources(last_access, key);
+                CREATE INDEX resources_by_url ON resources(url);
+                CREATE INDEX resources_by_file ON resources(file_name);
+                CREATE INDEX pins_by_owner ON pins(owner);
                 PRAGMA user_version = \(Self.schemaVersion);
                 """)
         }
@@ -77,26 +108,32 @@ final class CacheIndex {
         try database.query("PRAGMA user_version").first?.integer("user_version") ?? 0
     }
 
+    /// Every row, with its pins.
     func loadAll() throws -> [CacheRecord] {
         var pins: [String: Set<String>] = [:]
         for row in try database.query("SELECT key, owner FROM pins") {
             if let key = row.text("key"), let owner = row.text("owner") { pins[key, default: []].insert(owner) }
         }
         return try database.query("SELECT * FROM resources").compactMap { row in
-            guard let key = row.text("key"), let hash = row.text("hash"), let url = row.text("url") else { return nil }
-            var metadata: MediaCacheMetadata?
-            if let length = row.integer("content_length") {
-                metadata = MediaCacheMetadata(
-                    length: length, mimeType: row.text("mime_type"),
-                    entityTag: row.text("entity_tag").flatMap(EntityTag.init(headerValue:)),
-                    lastModified: row.real("last_modified").map { Date(timeIntervalSince1970: $0) },
-                    ifRange: row.text("if_range").flatMap(Self.ifRange(from:)), finalURL: row.text("final_url") ?? url)
-            }
-            return CacheRecord(
-                key: key, hash: hash, url: url, fileName: row.text("file_name"), metadata: metadata,
-                spans: Self.decodeSpans(row.text("spans") ?? "[]"), lastAccess: row.real("last_access") ?? 0,
-                created: row.real("created") ?? 0, pins: pins[key] ?? [])
+            Self.record(from: row, pins: row.text("key").flatMap { pins[$0] } ?? [])
         }
+    }
+
+    /// A row of `resources` as a record.
+    static func record(from row: SQLiteRow, pins: Set<String>) -> CacheRecord? {
+        guard let key = row.text("key"), let hash = row.text("hash"), let url = row.text("url") else { return nil }
+        var metadata: MediaCacheMetadata?
+        if let length = row.integer("content_length") {
+            metadata = MediaCacheMetadata(
+                length: length, mimeType: row.text("mime_type"),
+                entityTag: row.text("entity_tag").flatMap(EntityTag.init(headerValue:)),
+                lastModified: row.real("last_modified").map { Date(timeIntervalSince1970: $0) },
+                ifRange: row.text("if_range").flatMap(Self.ifRange(from:)), finalURL: row.text("final_url") ?? url)
+        }
+        return CacheRecord(
+            key: key, hash: hash, url: url, fileName: row.text("file_name"), metadata: metadata,
+            spans: decodeSpans(row.text("spans") ?? "[]"), lastAccess: row.real("last_access") ?? 0,
+            created: row.real("created") ?? 0, pins: pins)
     }
 
     /// Writes the whole row (not the pins).
@@ -147,6 +184,12 @@ final class CacheIndex {
     }
 
     func transaction<T>(_ body: () throws -> T) throws -> T { try database.transaction(body) }
+
+    func execute(_ sql: String) throws { try database.execute(sql) }
+
+    func query(_ sql: String, _ parameters: [SQLiteValue] = []) throws -> [SQLiteRow] {
+        try database.query(sql, parameters)
+    }
 
     // MARK: Encoding
 

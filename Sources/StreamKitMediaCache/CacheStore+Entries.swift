@@ -16,7 +16,7 @@ extension CacheStore {
     func record(key: String, url: String, metadata: MediaCacheMetadata, now: Double) throws -> String {
         let result: Result<(String, [MediaCacheEvent]), MediaCacheError> = locked { state in
             var events: [MediaCacheEvent] = []
-            var entry = state.entries[key] ?? .empty(key: key, url: url, now: now)
+            var entry = load(&state, key: key) ?? .empty(key: key, url: url, now: now)
             let previous = entry.record.metadata
             let changed = previous.map { !Self.sameRepresentation($0, metadata) } ?? false
             if changed && !entry.written.isEmpty {
@@ -51,7 +51,7 @@ extension CacheStore {
     /// Drops every byte of `key` (the representation changed) and records `metadata`.
     func invalidate(key: String, url: String, metadata: MediaCacheMetadata, now: Double) throws {
         let events: [MediaCacheEvent] = locked { state in
-            guard var entry = state.entries[key] else { return [] }
+            guard var entry = load(&state, key: key) else { return [] }
             Self.adjustUsage(&state, pinned: entry.isPinned, by: -entry.written.byteCount)
             entry.written = ByteRangeSet()
             entry.unclaimedBytes = 0
@@ -72,6 +72,7 @@ extension CacheStore {
     /// `user` (a coordinator) starts using `key`, which must exist: it cannot be evicted until released.
     func acquire(key: String, user: ObjectIdentifier, now: Double) {
         locked { state in
+            guard load(&state, key: key) != nil else { return }
             state.entries[key]?.users.insert(user)
             state.entries[key]?.record.lastAccess = now
         }
@@ -83,7 +84,8 @@ extension CacheStore {
     /// - Returns: The data file's path, or `nil` when some byte of `range` is not cached.
     func acquireCached(key: String, range: ByteRange, user: ObjectIdentifier, now: Double) -> String? {
         locked { state in
-            guard var entry = state.entries[key], let fileName = entry.record.fileName, entry.written.contains(range)
+            guard var entry = load(&state, key: key), let fileName = entry.record.fileName,
+                entry.written.contains(range)
             else { return nil }
             entry.users.insert(user)
             entry.record.lastAccess = now
@@ -101,6 +103,7 @@ extension CacheStore {
             entry.record.lastAccess = now
             state.entries[key] = entry
             Self.claim(&state, key: key, logger: logger)
+            defer { Self.unloadIfSettled(&state, key: key) }
             guard entry.users.isEmpty, !entry.isPinned else { return [] }
             // Bytes written while the entry was in use may have left the cap exceeded.
             return Self.evict(&state, toFit: 0, limit: byteLimit, dataDirectory: dataDirectory).events

@@ -8,7 +8,7 @@ extension CacheStore {
     /// Pins `key` for `owner`, creating an empty entry when nothing of it is cached yet.
     func pin(key: String, url: String, owner: String, now: Double) throws {
         try state.withLock { state throws(MediaCacheError) in
-            var entry = state.entries[key] ?? .empty(key: key, url: url, now: now)
+            var entry = load(&state, key: key) ?? .empty(key: key, url: url, now: now)
             let wasPinned = entry.isPinned
             entry.record.pins.insert(owner)
             do {
@@ -32,7 +32,7 @@ extension CacheStore {
     @discardableResult
     func unpin(key: String, owner: String) -> Bool {
         let (found, events): (Bool, [MediaCacheEvent]) = locked { state in
-            guard var entry = state.entries[key], entry.record.pins.contains(owner) else { return (false, []) }
+            guard var entry = load(&state, key: key), entry.record.pins.contains(owner) else { return (false, []) }
             entry.record.pins.remove(owner)
             try? state.index.removePin(key: key, owner: owner)
             state.entries[key] = entry
@@ -49,7 +49,9 @@ extension CacheStore {
     @discardableResult
     func unpinAll(owner: String) -> [String] {
         let keys = locked { state in
-            state.entries.filter { $0.value.record.pins.contains(owner) }.map(\.key).sorted()
+            let stored = (try? state.index.keys(pinnedBy: owner)) ?? []
+            let loaded = state.entries.filter { $0.value.record.pins.contains(owner) }.map(\.key)
+            return Set(stored + loaded).sorted()
         }
         for key in keys { unpin(key: key, owner: owner) }
         return keys

@@ -14,7 +14,7 @@ extension CacheStore {
     /// when there is no such entry.
     func remove(key: String) -> Bool {
         let events: [MediaCacheEvent]? = locked { state in
-            guard state.entries[key] != nil else { return nil }
+            guard state.entries[key] != nil || (try? state.index.contains(key: key)) == true else { return nil }
             Self.delete(&state, key: key, dataDirectory: dataDirectory)
             return [.removed(key: key)]
         }
@@ -27,7 +27,7 @@ extension CacheStore {
     func removeAll() -> Int {
         let events: [MediaCacheEvent] = locked { state in
             var events: [MediaCacheEvent] = []
-            for key in state.entries.keys.sorted() {
+            for key in Set(state.entries.keys).union((try? state.index.allKeys()) ?? []).sorted() {
                 Self.delete(&state, key: key, dataDirectory: dataDirectory)
                 events.append(.removed(key: key))
             }
@@ -42,22 +42,37 @@ extension CacheStore {
     static func evict(
         _ state: inout State, toFit count: Int64, limit: Int64, dataDirectory: String
     ) -> (fits: Bool, events: [MediaCacheEvent]) {
+        guard state.unpinnedUsage + count > limit else { return (true, []) }
         let decision = EvictionPolicy(byteLimit: limit).victims(
-            toFit: count, usage: state.unpinnedUsage, among: state.entries.values.lazy.map(\.evictionCandidate))
+            toFit: count, usage: state.unpinnedUsage, loaded: state.entries.values.map(\.evictionCandidate),
+            stored: StoredEvictionOrder(index: state.index))
         var events: [MediaCacheEvent] = []
+        // One transaction for the victims' rows: a commit each was most of an eviction's cost.
+        try? state.index.execute("BEGIN IMMEDIATE")
         for key in decision.victims {
-            let bytes = state.entries[key]?.written.byteCount ?? 0
-            delete(&state, key: key, dataDirectory: dataDirectory)
+            let bytes = delete(&state, key: key, dataDirectory: dataDirectory)
             events.append(.evicted(key: key, bytes: bytes))
         }
+        try? state.index.execute("COMMIT")
         return (decision.fits, events)
     }
 
-    static func delete(_ state: inout State, key: String, dataDirectory: String) {
-        guard let entry = state.entries.removeValue(forKey: key) else { return }
-        adjustUsage(&state, pinned: entry.isPinned, by: -entry.usage)
-        if let fileName = entry.record.fileName { setAside(&state, fileName, in: dataDirectory) }
+    /// Deletes `key`'s entry, loaded or not, and sets its file aside; returns the bytes it held
+    /// (for an entry not loaded, what the index claimed).
+    @discardableResult
+    static func delete(_ state: inout State, key: String, dataDirectory: String) -> Int64 {
+        let held: (bytes: Int64, usage: Int64, pinned: Bool, fileName: String?)
+        if let entry = state.entries.removeValue(forKey: key) {
+            held = (entry.written.byteCount, entry.usage, entry.isPinned, entry.record.fileName)
+        } else if let record = try? state.index.record(forKey: key) {
+            held = (record.spans.byteCount, record.spans.byteCount, !record.pins.isEmpty, record.fileName)
+        } else {
+            return 0
+        }
+        adjustUsage(&state, pinned: held.pinned, by: -held.usage)
+        if let fileName = held.fileName { setAside(&state, fileName, in: dataDirectory) }
         try? state.index.delete(key: key)
+        return held.bytes
     }
 
     /// Renames a data file aside now (a new file of the same name may be made at once) and has it

@@ -14,7 +14,7 @@ extension CacheStore {
     /// neither pinned nor in use. False when that cannot make room: the bytes must not be kept.
     func reserve(key: String, count: Int64) -> Bool {
         let (granted, events): (Bool, [MediaCacheEvent]) = locked { state in
-            guard let entry = state.entries[key] else { return (false, []) }
+            guard let entry = load(&state, key: key) else { return (false, []) }
             if entry.isPinned {
                 state.entries[key]?.reserved += count
                 state.pinnedUsage += count
@@ -82,7 +82,7 @@ extension CacheStore {
     func storeWhole(key: String, url: String, metadata: MediaCacheMetadata, bytes: [UInt8], now: Double) -> Bool {
         guard (try? record(key: key, url: url, metadata: metadata, now: now)) != nil else { return false }
         let (stored, events): (Bool, [MediaCacheEvent]) = locked { state in
-            guard var entry = state.entries[key], entry.users.isEmpty, let fileName = entry.record.fileName else {
+            guard var entry = load(&state, key: key), entry.users.isEmpty, let fileName = entry.record.fileName else {
                 return (false, [])
             }
             let count = Int64(bytes.count)

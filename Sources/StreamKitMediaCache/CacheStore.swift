@@ -13,15 +13,19 @@ import Darwin
 /// eviction, pins, and which entries are in use. One lock; every operation is short (no network,
 /// at most a file deletion or an index update), so callers on any thread may use it.
 ///
-/// Eviction's victims are picked by ``EvictionPolicy`` from the entries; the store deletes them.
-/// The operations are in extensions by aspect: `+Entries`, `+Writing`, `+Removal` (with
-/// eviction), `+Pins`, `+Events`, `+Repair`.
+/// The store holds in memory only the entries in use or changed since they were last saved: the
+/// others stay in the index, from which an entry is loaded when first asked for (its data file
+/// checked then), so that opening a cache and each operation cost the same for ten entries and a
+/// hundred thousand. Eviction's victims are picked by ``EvictionPolicy`` from the loaded entries
+/// and the index's eviction order; the store deletes them. The operations are in extensions by
+/// aspect: `+Loading`, `+Entries`, `+Writing`, `+Removal` (with eviction), `+Pins`, `+Events`,
+/// `+Repair`.
 ///
 /// The rule that makes a crash harmless: bytes are written to the data file first, and only then
 /// claimed in the index (in batches: every ``MediaCacheConfiguration/claimBatchBytes``, every half
 /// second of writing, and when a reader or fetch ends). A process killed in between leaves the
-/// index claiming less than the file holds, never more; start-up repairs what a damaged or
-/// truncated file no longer holds.
+/// index claiming less than the file holds, never more; an entry whose damaged or truncated file
+/// no longer holds what the index claims is repaired when it is loaded.
 final class CacheStore: Sendable {
     /// One resource while the store knows it.
     struct Entry {
@@ -61,7 +65,8 @@ final class CacheStore: Sendable {
 
     struct State {
         let index: CacheIndex
-        var entries: [String: Entry]
+        /// The entries loaded from the index (see `+Loading`); the others are as the index has them.
+        var entries: [String: Entry] = [:]
         /// Bytes of unpinned entries, written or reserved: what the cap bounds.
         var unpinnedUsage: Int64 = 0
         /// Bytes of pinned entries.
@@ -71,6 +76,8 @@ final class CacheStore: Sendable {
         /// Data files renamed aside under the lock, to be unlinked once it is released: freeing a
         /// large file's blocks can take a long time on a busy disk, and every reader waits on the lock.
         var doomed: [String] = []
+        /// Entries whose data files held less than the index claimed when they were loaded.
+        var repairs: [(key: String, droppedBytes: Int64)] = []
     }
 
     let directory: String
@@ -82,12 +89,16 @@ final class CacheStore: Sendable {
     /// Unlinks the data files set aside, in order, away from the caller: freeing a large file's
     /// pages can take long, and the caller is often a request that needed the room.
     private let remover = DispatchQueue(label: "streamkit.media-cache.remove", qos: .utility)
-    /// What start-up repaired: entries whose file held less than the index claimed.
-    let repairs: [(key: String, droppedBytes: Int64)]
+    /// Set when the store closes: the sweep of stray files stops.
+    let isClosing = Atomic(false)
 
-    /// Opens (creating) the index and data directory in `directory`, repairs entries whose files
-    /// hold less than claimed, deletes files no entry names, and evicts down to the cap.
-    init(directory: String, byteLimit: Int64, claimBatchBytes: Int64, logger: Logger) throws {
+    /// Opens (creating) the index and data directory in `directory`, reads the usage totals, and
+    /// evicts down to the cap; `strayFileSweepDelay` after, deletes in the background the files
+    /// no entry names (see `+Loading`).
+    init(
+        directory: String, byteLimit: Int64, claimBatchBytes: Int64, strayFileSweepDelay: Duration?,
+        logger: Logger
+    ) throws {
         self.directory = directory
         self.dataDirectory = directory + "/data"
         self.byteLimit = byteLimit
@@ -99,49 +110,28 @@ final class CacheStore: Sendable {
         } catch {
             throw MediaCacheError(.storageFailed, subject: dataDirectory, detail: "\(error)")
         }
-        let index: CacheIndex
-        let dataDirectory = dataDirectory
-        var entries: [String: Entry] = [:]
-        var repairs: [(String, Int64)] = []
+        var initial: State
         do {
-            index = try CacheIndex(path: directory + "/index.sqlite")
-            for var record in try index.loadAll() {
-                let claimed = record.spans
-                record.spans = Self.bytesPresent(
-                    claimed: claimed, path: record.fileName.map { dataDirectory + "/" + $0 })
-                if record.spans != claimed {
-                    repairs.append((record.key, claimed.byteCount - record.spans.byteCount))
-                    logger.warning(
-                        "cache entry \(record.url): the file holds \(record.spans.byteCount) of \(claimed.byteCount) claimed bytes; repaired"
-                    )
-                    try index.save(record)
-                }
-                var entry = Entry(record: record, written: record.spans)
-                entry.savedLastAccess = record.lastAccess
-                entries[record.key] = entry
-            }
+            initial = State(index: try CacheIndex(path: directory + "/index.sqlite"))
+            let totals = try initial.index.usageTotals()
+            initial.pinnedUsage = totals.pinned
+            initial.unpinnedUsage = totals.all - totals.pinned
         } catch let error as MediaCacheError {
             throw error
         } catch {
             throw MediaCacheError(.storageFailed, subject: directory + "/index.sqlite", detail: "\(error)")
-        }
-        self.repairs = repairs
-        // Files no entry names: left by a crash between creating a file and recording it, or by hand.
-        let named = Set(entries.values.compactMap(\.record.fileName))
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: dataDirectory)) ?? []
-        where !named.contains(name) {
-            unlink(dataDirectory + "/" + name)
-        }
-        var initial = State(index: index, entries: entries)
-        for entry in entries.values {
-            if entry.isPinned { initial.pinnedUsage += entry.usage } else { initial.unpinnedUsage += entry.usage }
         }
         state = Mutex(initial)
         let events = locked { state in
             Self.evict(&state, toFit: 0, limit: byteLimit, dataDirectory: dataDirectory)
         }
         publish(events.events)
+        if let strayFileSweepDelay { sweepStrayFiles(after: strayFileSweepDelay) }
     }
+
+    /// Entries whose data files held less than the index claimed when they were loaded, and how
+    /// many claimed bytes were dropped from each.
+    var repairs: [(key: String, droppedBytes: Int64)] { locked { $0.repairs } }
 
     /// Runs `body` under the lock, then has the data files it set aside unlinked in the background.
     func locked<Result: Sendable>(_ body: (inout State) -> Result) -> Result {
@@ -167,37 +157,45 @@ final class CacheStore: Sendable {
 
     // MARK: Queries
 
-    /// The entry for `key` as listed.
+    /// The entry for `key` as listed (loading it).
     func entry(forKey key: String) -> MediaCacheEntry? {
-        locked { state in
-            guard let entry = state.entries[key] else { return nil }
-            var listed = entry.record.entry
-            listed.spans = entry.written
-            listed.cachedBytes = entry.written.byteCount
-            listed.isInUse = !entry.users.isEmpty
-            return listed
-        }
+        locked { state in load(&state, key: key).map(Self.listed) }
     }
 
-    /// Every entry, most recently used first.
+    /// Every entry, most recently used first: the loaded ones as they are, the others as the index
+    /// has them (their files not checked).
     func entries() -> [MediaCacheEntry] {
-        locked { state in
-            state.entries.values.map { entry in
-                var listed = entry.record.entry
-                listed.spans = entry.written
-                listed.cachedBytes = entry.written.byteCount
-                listed.isInUse = !entry.users.isEmpty
-                return listed
+        let listed: [MediaCacheEntry] = locked { state in
+            var listed = state.entries.values.map(Self.listed)
+            for record in (try? state.index.loadAll()) ?? [] where state.entries[record.key] == nil {
+                listed.append(record.entry)
             }
+            return listed
         }
-        .sorted { $0.lastAccess > $1.lastAccess || ($0.lastAccess == $1.lastAccess && $0.key < $1.key) }
+        return listed.sorted { $0.lastAccess > $1.lastAccess || ($0.lastAccess == $1.lastAccess && $0.key < $1.key) }
+    }
+
+    static func listed(_ entry: Entry) -> MediaCacheEntry {
+        var listed = entry.record.entry
+        listed.spans = entry.written
+        listed.cachedBytes = entry.written.byteCount
+        listed.isInUse = !entry.users.isEmpty
+        return listed
     }
 
     /// The metadata and bytes on disk of `key`, and its data file's path.
     func snapshot(forKey key: String) -> (metadata: MediaCacheMetadata?, written: ByteRangeSet, path: String?)? {
         locked { state in
-            guard let entry = state.entries[key] else { return nil }
+            guard let entry = load(&state, key: key) else { return nil }
             return (entry.record.metadata, entry.written, entry.record.fileName.map { dataDirectory + "/" + $0 })
+        }
+    }
+
+    /// The keys of the entries fetched from `url`.
+    func keys(forURL url: String) -> [String] {
+        locked { state in
+            let stored = (try? state.index.keys(forURL: url)) ?? []
+            return Array(Set(stored + state.entries.values.filter { $0.record.url == url }.map(\.record.key)))
         }
     }
 
@@ -208,7 +206,7 @@ final class CacheStore: Sendable {
 
     /// Whether a resource of `length` bytes may be kept: it fits under the cap, or is pinned.
     func canKeep(key: String, length: Int64) -> Bool {
-        locked { state in length <= byteLimit || (state.entries[key]?.isPinned ?? false) }
+        locked { state in length <= byteLimit || (load(&state, key: key)?.isPinned ?? false) }
     }
 
     /// Whether readers or fetches hold `key`.

@@ -34,20 +34,39 @@ struct EvictionPolicy: Sendable {
     ///   - candidates: The index's entries; read only when something must go.
     /// - Returns: The victims, least recently used first, and whether the bytes fit.
     func victims(toFit count: Int64, usage: Int64, among candidates: some Sequence<Candidate>) -> Decision {
+        guard usage + count > byteLimit else { return Decision(victims: [], fits: true) }
+        return victims(toFit: count, usage: usage, loaded: Array(candidates), stored: EmptyCollection())
+    }
+
+    /// The victims to evict before `count` more bytes fit, from two sources: the entries a store
+    /// holds in memory (in any order, their figures current) and the rest of the index, in
+    /// eviction order (least recently used first, the lower key first among equals), read only as
+    /// far as needed. A stored candidate with the key of a loaded one is passed over: the loaded
+    /// figures are the newer.
+    ///
+    /// - Returns: The victims, least recently used first, and whether the bytes fit.
+    func victims(
+        toFit count: Int64, usage: Int64, loaded: [Candidate], stored: some Sequence<Candidate>
+    ) -> Decision {
         var usage = usage
         guard usage + count > byteLimit else { return Decision(victims: [], fits: true) }
-        var eligible = candidates.filter { !$0.isPinned && !$0.isInUse && $0.bytes > 0 }
+        func mayGo(_ candidate: Candidate) -> Bool { !candidate.isPinned && !candidate.isInUse && candidate.bytes > 0 }
+        func precedes(_ a: Candidate, _ b: Candidate) -> Bool { (a.lastAccess, a.key) < (b.lastAccess, b.key) }
+        let loadedKeys = Set(loaded.map(\.key))
+        var memory = loaded.filter(mayGo).sorted(by: precedes)[...]
+        var index = stored.lazy.filter { mayGo($0) && !loadedKeys.contains($0.key) }.makeIterator()
+        var nextStored = index.next()
         var victims: [String] = []
-        // Most evictions free room with the first victim or two: pick each as the least recently
-        // used of those left rather than sorting them all.
         while usage + count > byteLimit {
-            guard
-                let index = eligible.indices.min(by: {
-                    (eligible[$0].lastAccess, eligible[$0].key) < (eligible[$1].lastAccess, eligible[$1].key)
-                })
-            else { return Decision(victims: victims, fits: false) }
-            eligible.swapAt(index, eligible.count - 1)
-            let victim = eligible.removeLast()
+            let victim: Candidate
+            if let fromIndex = nextStored, memory.first.map({ precedes(fromIndex, $0) }) ?? true {
+                victim = fromIndex
+                nextStored = index.next()
+            } else if let fromMemory = memory.popFirst() {
+                victim = fromMemory
+            } else {
+                return Decision(victims: victims, fits: false)
+            }
             victims.append(victim.key)
             usage -= victim.bytes
         }

@@ -53,8 +53,9 @@ public final class MediaCache: Sendable {
         var isShutDown = false
     }
 
-    /// Opens (creating) the cache in the configuration's directory, repairing entries whose
-    /// files hold less than the index claims. The directory and its `data/` are made 0700, the
+    /// Opens (creating) the cache in the configuration's directory. Only the usage totals are read
+    /// now: each entry is loaded from the index when first used, its file checked then (see
+    /// ``repairs``), so that opening takes as long for a hundred thousand entries as for ten. The directory and its `data/` are made 0700, the
     /// index and every file the cache writes 0600 (``PrivateFiles``).
     ///
     /// - Parameters:
@@ -84,7 +85,8 @@ public final class MediaCache: Sendable {
         }
         store = try CacheStore(
             directory: configuration.directory, byteLimit: configuration.byteLimit,
-            claimBatchBytes: configuration.claimBatchBytes, logger: configuration.logger)
+            claimBatchBytes: configuration.claimBatchBytes, strayFileSweepDelay: configuration.strayFileSweepDelay,
+            logger: configuration.logger)
         if let client {
             self.client = client
             ownsClient = false
@@ -98,25 +100,10 @@ public final class MediaCache: Sendable {
         }
     }
 
-    /// The entries of the cache in `directory` as its index records them, without opening the
-    /// cache (so while another process has it open): bytes written but not yet claimed by that
-    /// process are not counted. Empty when there is no cache there.
-    ///
-    /// - Throws: ``MediaCacheError`` of kind `storageFailed` when the index cannot be read.
-    public static func entries(inDirectory directory: String) throws -> [MediaCacheEntry] {
-        let path = directory + "/index.sqlite"
-        guard FileManager.default.fileExists(atPath: path) else { return [] }
-        do {
-            return try CacheIndex(path: path).loadAll().map(\.entry)
-                .sorted { $0.lastAccess > $1.lastAccess || ($0.lastAccess == $1.lastAccess && $0.key < $1.key) }
-        } catch {
-            throw MediaCacheError(.storageFailed, subject: path, detail: "\(error)")
-        }
-    }
-
-    /// Entries whose data files held less than the index claimed when the cache opened, and how
-    /// many claimed bytes were dropped from each.
-    public var repairsAtOpen: [(key: String, droppedBytes: Int64)] { store.repairs }
+    /// Entries whose data files held less than the index claimed, and how many claimed bytes were
+    /// dropped from each: each entry's file is checked when the entry is first used (read,
+    /// written, pinned, or asked for with ``entry(for:)``) after the cache opens.
+    public var repairs: [(key: String, droppedBytes: Int64)] { store.repairs }
 
     // MARK: Reading
 
@@ -247,7 +234,7 @@ public final class MediaCache: Sendable {
     @discardableResult
     public func remove(_ url: String) async -> Bool {
         var keys = [configuration.keyFunction.key(for: url)]
-        keys += store.entries().filter { $0.url == url && $0.key != keys[0] }.map(\.key)
+        keys += store.keys(forURL: url).filter { $0 != keys[0] }
         var removed = false
         for key in keys {
             await retireCoordinator(key: key)
@@ -317,6 +304,7 @@ public final class MediaCache: Sendable {
         for key in keys { await retireCoordinator(key: key) }
         let drains = registry.withLock { Array($0.drains.values) }
         for drain in drains { await drain.value }
+        store.isClosing.store(true, ordering: .relaxed)
         store.claimAll()
         await store.removalsFinished()
         store.finishEvents()

@@ -144,6 +144,16 @@ extension MediaCacheError {
     }
 }
 
+/// Part of a cache's entries, with the totals of all of them.
+public struct MediaCacheListing: Hashable, Sendable {
+    /// The entries listed, most recently used first.
+    public var entries: [MediaCacheEntry]
+    /// How many entries the cache has.
+    public var entryCount: Int
+    /// The bytes all of them claim.
+    public var cachedBytes: Int64
+}
+
 /// How a ``MediaCache`` stores and fetches.
 public struct MediaCacheConfiguration: Sendable {
     /// The cache's directory: `index.sqlite`, `data/`, and a lock file. Nothing outside it is touched.
@@ -167,6 +177,10 @@ public struct MediaCacheConfiguration: Sendable {
     /// Unclaimed bytes after which the index is brought up to date (it also is every half second
     /// of writing, when a fetch ends, and when the cache closes).
     public var claimBatchBytes: Int64
+    /// How long after the cache opens the data files no entry names (left by a crash, or put
+    /// there by hand) are deleted, in the background; `nil`: never. The delay spares a short-lived
+    /// process (a CLI command) a walk through the whole data directory.
+    public var strayFileSweepDelay: Duration?
     /// Where the cache reports.
     public var logger: Logger
     /// Which addresses the cache's own client may connect to (``HTTPClientConfiguration``'s
@@ -187,6 +201,7 @@ public struct MediaCacheConfiguration: Sendable {
         self.readerJoinWait = .milliseconds(500)
         self.maximumFetchesPerResource = 6
         self.claimBatchBytes = 8 << 20
+        self.strayFileSweepDelay = .seconds(2)
         self.logger = logger
     }
 

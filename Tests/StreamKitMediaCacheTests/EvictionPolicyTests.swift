@@ -94,4 +94,44 @@ import Testing
         let decision = EvictionPolicy(byteLimit: 100).victims(toFit: 90, usage: 10, among: entries)
         #expect(decision == EvictionPolicy.Decision(victims: [], fits: true))
     }
+
+    /// Every case again with its entries split between memory and the index (in eviction order):
+    /// the same victims, whichever side each entry is on.
+    @Test(arguments: cases)
+    func victimsFromMemoryAndTheIndex(_ row: Case) {
+        for split in 0...row.entries.count {
+            let loaded = Array(row.entries[..<split])
+            let stored = row.entries[split...].sorted { ($0.lastAccess, $0.key) < ($1.lastAccess, $1.key) }
+            let decision = EvictionPolicy(byteLimit: row.limit).victims(
+                toFit: row.count, usage: row.usage, loaded: loaded, stored: stored)
+            #expect(decision == EvictionPolicy.Decision(victims: row.victims, fits: row.fits), "split at \(split)")
+        }
+    }
+
+    /// A loaded entry's figures are the newer: its stale row in the index is passed over.
+    @Test func theIndexRowOfALoadedEntryIsPassedOver() {
+        // "a" was used again (at 9) since the index saved it (at 1), and is in use.
+        let loaded = [Self.entry("a", 50, at: 9, inUse: true)]
+        let stored = [Self.entry("a", 50, at: 1), Self.entry("b", 50, at: 2)]
+        let decision = EvictionPolicy(byteLimit: 100).victims(toFit: 40, usage: 100, loaded: loaded, stored: stored)
+        #expect(decision == EvictionPolicy.Decision(victims: ["b"], fits: true))
+    }
+
+    /// The index is read only as far as the victims go: a cache of any size costs one or two rows
+    /// for an eviction of one or two entries.
+    @Test func theIndexIsReadOnlyAsFarAsTheVictimsGo() {
+        let read = ReadCounter()
+        let stored = (0..<10_000).lazy.map { index -> Candidate in
+            read.count += 1
+            return Self.entry("k\(index)", 10, at: Double(index))
+        }
+        let decision = EvictionPolicy(byteLimit: 100_000).victims(
+            toFit: 15, usage: 100_000, loaded: [], stored: stored)
+        #expect(decision == EvictionPolicy.Decision(victims: ["k0", "k1"], fits: true))
+        #expect(read.count <= 3)
+    }
+
+    final class ReadCounter: @unchecked Sendable {
+        var count = 0
+    }
 }

@@ -12,8 +12,8 @@ import Glibc
 import Darwin
 #endif
 
-/// The index and the data files: naming, keys, and the repair at start-up of entries whose
-/// files hold less than the index claims.
+/// The index and the data files: naming, keys, the schema, and the repair at first use of entries
+/// whose files hold less than the index claims.
 @Suite struct StoreTests {
     @Test(
         arguments: [
@@ -83,7 +83,7 @@ import Darwin
         #expect(CacheStore.bytesPresent(claimed: claimed, path: path + "-missing").isEmpty)
     }
 
-    @Test(.requires(.nginx)) func startUpRepairsEntriesWhoseFilesHoldLessThanClaimed() async throws {
+    @Test(.requires(.nginx)) func entriesWhoseFilesHoldLessThanClaimedAreRepairedAtFirstUse() async throws {
         let origin = try await Origin.start()
         let content = randomBytes(1 << 20)
         try origin.write("t.ts", content)
@@ -104,13 +104,19 @@ import Darwin
         #expect(truncate(data.appendingPathComponent(holedFile).path, 1 << 20) == 0)
         try Data([1, 2, 3]).write(to: data.appendingPathComponent("stray.bin"))
 
-        let reopened = try makeCache(directory: directory)
-        let repairs = Dictionary(uniqueKeysWithValues: reopened.repairsAtOpen.map { ($0.key, $0.droppedBytes) })
-        #expect(repairs[origin.url("t.ts")] == Int64(1 << 20) - 300_000)
-        #expect(repairs[origin.url("h.ts")] == Int64(1 << 20))
+        let reopened = try makeCache(directory: directory) { $0.strayFileSweepDelay = .zero }
+        // The usage counts what the index claims until an entry is loaded and its file checked.
+        #expect(reopened.usage.total == Int64(2 << 20))
+        #expect(reopened.repairs.isEmpty, "nothing is read at open")
         #expect(reopened.entry(for: origin.url("t.ts"))?.spans == ByteRangeSet([ByteRange(0, 300_000)]))
         #expect(reopened.entry(for: origin.url("h.ts"))?.cachedBytes == 0)
-        #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("stray.bin").path))
+        let repairs = Dictionary(uniqueKeysWithValues: reopened.repairs.map { ($0.key, $0.droppedBytes) })
+        #expect(repairs[origin.url("t.ts")] == Int64(1 << 20) - 300_000)
+        #expect(repairs[origin.url("h.ts")] == Int64(1 << 20))
+        #expect(reopened.usage.total == 300_000)
+        #expect(
+            await eventually { !FileManager.default.fileExists(atPath: data.appendingPathComponent("stray.bin").path) })
+        #expect(FileManager.default.fileExists(atPath: data.appendingPathComponent(truncatedFile).path))
         // Reading again fetches exactly what was lost.
         let (_, bytes) = try await reopened.bytes(origin.url("t.ts"))
         #expect(bytes == content)
@@ -146,5 +152,47 @@ extension StoreTests {
             }
             #expect(results.isEmpty, "round \(round): \(results)")
         }
+    }
+}
+
+extension StoreTests {
+    /// An index written by schema 1 (no totals, no indexes) keeps its entries: the tables gain
+    /// what schema 2 adds in place, the totals counted once, then kept by the triggers.
+    @Test func aSchemaOneIndexKeepsItsEntries() async throws {
+        let directory = try TestRun.makeTemporaryDirectory("schema-1")
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("data"), withIntermediateDirectories: true)
+        let old = try SQLiteDatabase(path: directory.path + "/index.sqlite")
+        try old.execute(
+            """
+            CREATE TABLE resources (
+                key TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, url TEXT NOT NULL, final_url TEXT,
+                file_name TEXT, content_length INTEGER, mime_type TEXT, entity_tag TEXT, last_modified REAL,
+                if_range TEXT, spans TEXT NOT NULL DEFAULT '[]', cached_bytes INTEGER NOT NULL DEFAULT 0,
+                last_access REAL NOT NULL, created REAL NOT NULL);
+            CREATE TABLE pins (
+                key TEXT NOT NULL REFERENCES resources(key) ON DELETE CASCADE, owner TEXT NOT NULL,
+                PRIMARY KEY (key, owner));
+            INSERT INTO resources (key, hash, url, file_name, content_length, spans, cached_bytes, last_access, created)
+                VALUES ('http://a.example/a.ts', 'aa', 'http://a.example/a.ts', 'a.ts', 500, '[[0,300]]', 300, 2, 1),
+                       ('http://a.example/b.ts', 'bb', 'http://a.example/b.ts', 'b.ts', 100, '[[0,100]]', 100, 1, 1);
+            INSERT INTO pins VALUES ('http://a.example/b.ts', 'user');
+            PRAGMA user_version = 1;
+            """)
+        let listing = try MediaCache.listing(inDirectory: directory.path, limit: 1)
+        #expect(listing.entries.map(\.url) == ["http://a.example/a.ts"])
+        #expect(listing.entryCount == 2)
+        #expect(listing.cachedBytes == 400)
+        // Opened: the usage from the totals; changes kept in them.
+        let cache = try makeCache(directory: directory) { $0.strayFileSweepDelay = nil }
+        #expect(cache.usage.unpinned == 300)
+        #expect(cache.usage.total == 400)
+        #expect(await cache.remove("http://a.example/a.ts"))
+        #expect(cache.usage.total == 100)
+        await cache.shutdown()
+        let after = try MediaCache.listing(inDirectory: directory.path, limit: nil)
+        #expect(after.entryCount == 1)
+        #expect(after.cachedBytes == 100)
+        #expect(after.entries.first?.pinnedBy == ["user"])
     }
 }
