@@ -111,17 +111,21 @@ import Darwin
                 OVERVIEW: List the cache's entries, most recently used first.
 
                 Each entry shows the bytes cached, the length, the share cached, whether it is
-                pinned, when it was last used, and its URL. Works while another streamkit
+                pinned, when it was last used, and its URL; the most recently used 100 by
+                default, then the number and bytes of all entries. Works while another streamkit
                 process uses the cache (bytes that process has not yet recorded are not
                 counted).
 
-                USAGE: streamkit cache list [--home <dir>] [--json]
+                USAGE: streamkit cache list [--home <dir>] [--json] [--limit <count>] [--all]
 
                 OPTIONS:
                   --home <dir>            StreamKit's data (default: $STREAMKIT_HOME,
                                           $XDG_DATA_HOME/streamkit, ~/.local/share/streamkit).
                   --json                  Print one JSON object per entry, then a summary
                                           object.
+                  --limit <count>         List the most recently used COUNT entries (default
+                                          100).
+                  --all                   List every entry.
                   -h, --help              Show help information.
 
                 EXAMPLES:
@@ -129,6 +133,8 @@ import Darwin
                     streamkit cache list
                   As JSON lines:
                     streamkit cache list --json
+                  Every entry:
+                    streamkit cache list --all
 
                 """)
         let (_, remove, _) = await run(["help", "cache", "rm"])
@@ -179,6 +185,8 @@ import Darwin
             "--bytes and --seconds cannot be used together", "cache preload"
         ),
         (["cache", "rm"], "missing argument <url>", "cache rm"),
+        (["cache", "list", "--limit", "0"], "--limit must be at least 1, got 0", "cache list"),
+        (["cache", "list", "--limit", "5", "--all"], "give --limit or --all, not both", "cache list"),
         (["cache", "frobnicate"], "unknown command 'frobnicate'", "cache"),
         (["serve", "--cache-limit", "0"], "invalid value '0' for --cache-limit", "serve"),
     ])
@@ -248,6 +256,24 @@ import Darwin
         #expect(objects[1]["cachedBytes"] as? Int == 100_000)
         #expect(objects[1]["cachedPercent"] as? Double == 25)
         #expect(objects[2]["event"] as? String == "result")
+        #expect(objects[2]["listed"] == nil, "every entry listed")
+
+        // The most recent first, and what was left out counted.
+        let (_, limited, _) = await run(["cache", "list", "--limit", "1"], home: home)
+        let limitedLines = limited.split(separator: "\n").map(String.init)
+        #expect(limitedLines.count == 4)
+        #expect(limitedLines[1].hasSuffix(b))
+        #expect(limitedLines[2] == "… and 1 more, less recently used (--all lists every entry).")
+        #expect(limitedLines[3] == lines[3])
+        #expect(await run(["cache", "list", "--all"], home: home).1 == list)
+        let (_, limitedJSON, _) = await run(["cache", "list", "--limit", "1", "--json"], home: home)
+        let limitedObjects = try limitedJSON.split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:]
+        }
+        #expect(limitedObjects.count == 2)
+        #expect(limitedObjects[0]["url"] as? String == b)
+        #expect(limitedObjects[1]["entries"] as? Int == 2)
+        #expect(limitedObjects[1]["listed"] as? Int == 1)
 
         let (removed, removeOutput, _) = await run(["cache", "rm", a], home: home)
         #expect(removed == .success)
@@ -465,8 +491,8 @@ extension CacheCommandTests {
         }
         // Opening it finds nothing to repair.
         let cache = try MediaCache(configuration: MediaCacheConfiguration(directory: directory))
-        #expect(cache.repairsAtOpen.isEmpty)
-        #expect(cache.entries().first?.spans == claimed)
+        #expect(cache.entry(for: url)?.spans == claimed)
+        #expect(cache.repairs.isEmpty)
         await cache.shutdown()
     }
 }

@@ -26,38 +26,51 @@ public struct CacheCommand: ParsableCommand {
     public init() {}
 }
 
-/// `streamkit cache list [--json]`.
+/// `streamkit cache list [--limit N | --all] [--json]`.
 public struct CacheListCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "List the cache's entries, most recently used first.",
         discussion: """
             Each entry shows the bytes cached, the length, the share cached, whether it is pinned, when it \
-            was last used, and its URL. Works while another streamkit process uses the cache (bytes that \
-            process has not yet recorded are not counted).
+            was last used, and its URL; the most recently used 100 by default, then the number and bytes \
+            of all entries. Works while another streamkit process uses the cache (bytes that process has \
+            not yet recorded are not counted).
             """,
         examples: [
             .init("List the entries", "streamkit cache list"),
             .init("As JSON lines", "streamkit cache list --json"),
+            .init("Every entry", "streamkit cache list --all"),
         ])
+
+    /// Entries listed when neither `--limit` nor `--all` is given.
+    static let defaultLimit = 100
 
     @OptionGroup var home: HomeOptions
     @OptionGroup var format = JSONOutputOptions(help: "Print one JSON object per entry, then a summary object.")
+    @Option(valueName: "count", help: "List the most recently used COUNT entries (default 100).") var limit: Int?
+    @Flag(help: "List every entry.") var all = false
 
     public init() {}
+
+    public mutating func validate() throws {
+        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1, got \(limit)") }
+        if all && limit != nil { throw ValidationError("give --limit or --all, not both") }
+    }
 
     public func run(_ context: CommandContext) async throws {
         let home = home.path(context)
         let directory = StreamKitHome.cache(in: home)
-        let entries: [MediaCacheEntry]
+        let listing: MediaCacheListing
         do {
-            entries = try MediaCache.entries(inDirectory: directory)
+            listing = try MediaCache.listing(inDirectory: directory, limit: all ? nil : limit ?? Self.defaultLimit)
         } catch {
             context.writeError("error: cannot read the cache \(directory): \(error)\n")
             throw ExitCode.failure
         }
         let limit = CacheAccess.limit(directory: directory, option: nil)
-        let cached = entries.reduce(0) { $0 + $1.cachedBytes }
+        let entries = listing.entries
+        let cached = listing.cachedBytes
         if format.json {
             for entry in entries {
                 var fields: [String: JSONValue] = [
@@ -71,12 +84,14 @@ public struct CacheListCommand: ParsableCommand {
                 if let file = entry.fileName { fields["file"] = .string(directory + "/data/" + file) }
                 context.write(JSONValue.object(fields) + "\n")
             }
-            context.write(
-                JSONValue.object([
-                    "event": .string("result"), "entries": .number(Double(entries.count)),
-                    "cachedBytes": .number(Double(cached)), "limit": .number(Double(limit)),
-                    "directory": .string(directory),
-                ]) + "\n")
+            var result: [String: JSONValue] = [
+                "event": .string("result"), "entries": .number(Double(listing.entryCount)),
+                "cachedBytes": .number(Double(cached)), "limit": .number(Double(limit)),
+                "directory": .string(directory),
+            ]
+            // Only when some were left out, so that a full listing reads as it always has.
+            if entries.count < listing.entryCount { result["listed"] = .number(Double(entries.count)) }
+            context.write(JSONValue.object(result) + "\n")
             return
         }
         guard !entries.isEmpty else {
@@ -95,8 +110,12 @@ public struct CacheListCommand: ParsableCommand {
                     + Self.pad(entry.isPinned ? "yes" : "no", 8) + Self.pad(Self.date(entry.lastAccess), 18) + entry.url
                     + "\n")
         }
+        let count = listing.entryCount
+        if count > entries.count {
+            context.write("… and \(count - entries.count) more, less recently used (--all lists every entry).\n")
+        }
         context.write(
-            "\(entries.count) entr\(entries.count == 1 ? "y" : "ies"), \(ByteCountText.format(Double(cached))) cached "
+            "\(count) entr\(count == 1 ? "y" : "ies"), \(ByteCountText.format(Double(cached))) cached "
                 + "(limit \(ByteCountText.format(Double(limit))), \(directory)).\n")
     }
 
