@@ -155,6 +155,10 @@ public final class SQLiteDatabase {
             try execute("PRAGMA synchronous=NORMAL")
         }
         try execute("PRAGMA foreign_keys=ON")
+        // Statement journals (a DELETE that fires triggers or cascades inside a transaction) and
+        // temporary tables in memory, not in files under /var/tmp: on ext4 they cost an eviction
+        // of 10,000 cache entries a third of its time.
+        try execute("PRAGMA temp_store=MEMORY")
     }
 
     deinit {
