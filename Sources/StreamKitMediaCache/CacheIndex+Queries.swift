@@ -10,6 +10,21 @@ extension CacheIndex {
         return Self.record(from: row, pins: Set(pins))
     }
 
+    /// What removing the row of `key` frees, without decoding the row: its data file, the bytes
+    /// it claims, and whether it is pinned. Nil when there is no such row.
+    func holding(key: String) throws -> (fileName: String?, bytes: Int64, isPinned: Bool)? {
+        guard
+            let row = try query(
+                """
+                SELECT file_name, cached_bytes,
+                    EXISTS (SELECT 1 FROM pins WHERE pins.key = resources.key) AS pinned
+                FROM resources WHERE key = ?
+                """, [.text(key)]
+            ).first
+        else { return nil }
+        return (row.text("file_name"), row.integer("cached_bytes") ?? 0, (row.integer("pinned") ?? 0) != 0)
+    }
+
     /// Whether a row names `key`.
     func contains(key: String) throws -> Bool {
         try !query("SELECT 1 AS found FROM resources WHERE key = ?", [.text(key)]).isEmpty

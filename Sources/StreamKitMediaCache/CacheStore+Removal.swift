@@ -64,8 +64,8 @@ extension CacheStore {
         let held: (bytes: Int64, usage: Int64, pinned: Bool, fileName: String?)
         if let entry = state.entries.removeValue(forKey: key) {
             held = (entry.written.byteCount, entry.usage, entry.isPinned, entry.record.fileName)
-        } else if let record = try? state.index.record(forKey: key) {
-            held = (record.spans.byteCount, record.spans.byteCount, !record.pins.isEmpty, record.fileName)
+        } else if let stored = try? state.index.holding(key: key) {
+            held = (stored.bytes, stored.bytes, stored.isPinned, stored.fileName)
         } else {
             return 0
         }
@@ -80,7 +80,8 @@ extension CacheStore {
     /// the next start-up.
     static func setAside(_ state: inout State, _ fileName: String, in dataDirectory: String) {
         let path = dataDirectory + "/" + fileName
-        let aside = dataDirectory + "/.deleted-" + UUID().uuidString
+        state.asideCount += 1
+        let aside = dataDirectory + "/.deleted-\(state.asidePrefix)-\(state.asideCount)"
         if rename(path, aside) == 0 { state.doomed.append(aside) } else { unlink(path) }
     }
 }
