@@ -50,14 +50,15 @@ extension HLSDownloadEngine {
             var compositions: [Composition] = []
             for index in state.renditions.indices {
                 let rendition = state.renditions[index]
-                var segments = Array(rendition.segments[..<prefix.counts[index]])
-                for position in segments.indices {
-                    segments[position].skipped = readiness(of: segments[position], rendition: index, in: state) == .gap
-                }
+                // The head is read in place (a copy of it was a quarter of a long download's
+                // peak memory); the segments given up so far are passed beside it.
+                let segments = rendition.segments[..<prefix.counts[index]]
+                let gaps = Set(
+                    segments.indices.filter { readiness(of: segments[$0], rendition: index, in: state) == .gap })
                 let longest = rendition.segments.reduce(0.0) { max($0, $1.segment.duration) }
                 compositions.append(
                     Composition(
-                        folder: rendition.selected.folder, segments: segments, header: rendition.header,
+                        folder: rendition.selected.folder, segments: segments, gaps: gaps, header: rendition.header,
                         targetDuration: longest.isFinite ? Int(saturating: longest.rounded()) : 0))
             }
             let master =
@@ -74,7 +75,8 @@ extension HLSDownloadEngine {
             // Media playlists first: a player that finds index.m3u8 finds what it lists.
             for composition in compositions {
                 let playlist = PlaylistComposer.compose(
-                    composition.segments, header: composition.header, target: .local, gaps: gaps,
+                    composition.segments, alsoSkipped: composition.gaps, header: composition.header, target: .local,
+                    gaps: gaps,
                     ending: .growing(targetDuration: composition.targetDuration))
                 try PackageStore.writeAtomically(
                     Data(playlist.serialized().utf8),
@@ -97,7 +99,9 @@ extension HLSDownloadEngine {
     /// One rendition's growing playlist, to compose outside the lock.
     struct Composition {
         var folder: String
-        var segments: [RecordedSegment]
+        var segments: ArraySlice<RecordedSegment>
+        /// Positions in `segments` given up so far (`--skip-broken`): written as gaps.
+        var gaps: Set<Int>
         var header: MediaPlaylistHeader
         var targetDuration: Int
     }

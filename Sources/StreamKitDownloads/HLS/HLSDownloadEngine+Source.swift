@@ -42,7 +42,7 @@ extension HLSDownloadEngine {
                 // The last segment written is composed again with the new ones: the keys and map
                 // in effect carry over, and only changes are written.
                 let tail = PlaylistComposer.compose(
-                    Array(rendition.segments[(written.segmentCount - 1)...]), header: rendition.header, target: .source)
+                    rendition.segments[(written.segmentCount - 1)...], header: rendition.header, target: .source)
                 if (tail.version ?? 3) <= written.version, (tail.targetDuration ?? 0) <= written.targetDuration {
                     write = .append(Array(tail.segments.dropFirst()))
                 } else {

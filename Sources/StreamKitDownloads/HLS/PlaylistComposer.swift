@@ -74,9 +74,20 @@ enum PlaylistComposer {
         case growing(targetDuration: Int)
     }
 
+    /// Composes every segment of `segments`.
     static func compose(
         _ segments: [RecordedSegment], header: MediaPlaylistHeader, target: Target, gaps: GapForm = .omitted,
         ending: Ending = .vod
+    ) -> MediaPlaylist {
+        compose(segments[...], header: header, target: target, gaps: gaps, ending: ending)
+    }
+
+    /// Composes `segments` (a slice of a rendition's, read in place). The positions in
+    /// `alsoSkipped` (indices of `segments`) are written as skipped, as if their `skipped` were set:
+    /// a growing playlist marks the segments given up so far without copying the rest.
+    static func compose(
+        _ segments: ArraySlice<RecordedSegment>, alsoSkipped: Set<Int> = [], header: MediaPlaylistHeader,
+        target: Target, gaps: GapForm = .omitted, ending: Ending = .vod
     ) -> MediaPlaylist {
         var output: [MediaSegment] = []
         output.reserveCapacity(segments.count)
@@ -87,10 +98,12 @@ enum PlaylistComposer {
         let firstSequence = segments.first?.localSequence ?? 0
         var discontinuitySequence: UInt64?
         var leftOut = LeftOut()
-        for recorded in segments {
+        for position in segments.indices {
+            let recorded = segments[position]
+            let skipped = recorded.skipped || alsoSkipped.contains(position)
             let resolved = recorded.resolved
             let source = recorded.segment
-            if target == .local, recorded.excluded != nil || (gaps == .omitted && (recorded.skipped || source.isGap)) {
+            if target == .local, recorded.excluded != nil || (gaps == .omitted && (skipped || source.isGap)) {
                 // Keys and maps are compared with the last segment written, so the next one
                 // writes again any that only this segment carried.
                 if !output.isEmpty { leftOut.discontinuity = true }
@@ -134,7 +147,7 @@ enum PlaylistComposer {
                 programDateTime: source.programDateTime
                     ?? ((output.isEmpty || isDiscontinuity) ? resolved.programDateTime : nil),
                 isDiscontinuity: isDiscontinuity,
-                isGap: source.isGap || (target == .local && recorded.skipped),
+                isGap: source.isGap || (target == .local && skipped),
                 dateRanges: leftOut.dateRanges + source.dateRanges, bitrate: source.bitrate ?? leftOut.bitrate,
                 extraLines: leftOut.extraLines + source.extraLines)
             if discontinuitySequence == nil {
