@@ -75,6 +75,11 @@ struct HLSDownloadBookkeeping: Sendable {
     /// - Returns: Their indices (an existing file's for a path already planned).
     mutating func filesPlanned(_ newFiles: [PlannedFile]) -> [Int] {
         var indices: [Int] = []
+        indices.reserveCapacity(newFiles.count)
+        // Grown by what is planned, not doubled: at planning, a doubling's two buffers of a long
+        // playlist's files were the largest part of the download's peak memory.
+        files.reserveCapacity(files.count + newFiles.count)
+        states.reserveCapacity(states.count + newFiles.count)
         for file in newFiles {
             if let existing = fileIndex[file.path] {
                 indices.append(existing)
