@@ -17,6 +17,10 @@ struct ArgumentDefinition: Sendable {
     var isRepeating: Bool
     var defaultDescription: String?
     var valueDescription: String
+    /// The words a shell offers for the value (the value type's ``ExpressibleByArgument/completionValues``).
+    var completionValues: [String] = []
+    /// What a shell offers for the value when there is no list of words.
+    var completion: ArgumentCompletion = .files
     /// Left out of this command by the option group declaring it: neither parsed nor shown.
     var isOmitted = false
 
@@ -44,6 +48,14 @@ struct ArgumentDefinition: Sendable {
         }
         return result
     }
+}
+
+/// What a shell offers for a value that has no list of words (`streamkit completions`).
+public enum ArgumentCompletion: Sendable, Hashable {
+    /// Files and folders.
+    case files
+    /// The ids of the queue's tasks (`streamkit queue list --ids`).
+    case taskIDs
 }
 
 /// A property wrapper that declares a command-line argument.

@@ -5,6 +5,9 @@ public protocol ExpressibleByArgument {
     init?(argument: String)
     /// What the value may be, such as `an integer` or `one of best, worst`.
     static var valueDescription: String { get }
+    /// The words a shell offers for the value (`streamkit completions`); empty when the value is
+    /// free (then files are offered).
+    static var completionValues: [String] { get }
     /// How help shows this value as a default: `(default: best)`.
     var defaultValueDescription: String { get }
     /// The usage error for `argument`, which `init(argument:)` rejected, given for `name`
@@ -14,6 +17,8 @@ public protocol ExpressibleByArgument {
 
 extension ExpressibleByArgument {
     public static var valueDescription: String { "a value" }
+
+    public static var completionValues: [String] { [] }
 
     public var defaultValueDescription: String { "\(self)" }
 
@@ -48,4 +53,5 @@ extension Double: ExpressibleByArgument {
 extension ExpressibleByArgument where Self: RawRepresentable, RawValue == String, Self: CaseIterable {
     public init?(argument: String) { self.init(rawValue: argument) }
     public static var valueDescription: String { "one of " + allCases.map(\.rawValue).joined(separator: ", ") }
+    public static var completionValues: [String] { allCases.map(\.rawValue) }
 }

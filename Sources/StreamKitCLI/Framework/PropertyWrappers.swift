@@ -50,7 +50,7 @@ extension Option where Value: ExpressibleByArgument {
         definition = ArgumentDefinition(
             kind: .option, longName: long, shortName: short, help: help, valueName: valueName, isRequired: false,
             isRepeating: false, defaultDescription: wrappedValue.defaultValueDescription,
-            valueDescription: Value.valueDescription)
+            valueDescription: Value.valueDescription, completionValues: Value.completionValues)
         parse = { words, definition in try words.last.map { try parseValue($0, for: definition) } }
         storage = wrappedValue
     }
@@ -59,7 +59,7 @@ extension Option where Value: ExpressibleByArgument {
     public init(name long: String? = nil, short: Character? = nil, valueName: String? = nil, help: String) {
         definition = ArgumentDefinition(
             kind: .option, longName: long, shortName: short, help: help, valueName: valueName, isRequired: true,
-            isRepeating: false, valueDescription: Value.valueDescription)
+            isRepeating: false, valueDescription: Value.valueDescription, completionValues: Value.completionValues)
         parse = { words, definition in try words.last.map { try parseValue($0, for: definition) } }
         storage = nil
     }
@@ -72,7 +72,7 @@ extension Option {
     ) where Value == Wrapped? {
         definition = ArgumentDefinition(
             kind: .option, longName: long, shortName: short, help: help, valueName: valueName, isRequired: false,
-            isRepeating: false, valueDescription: Wrapped.valueDescription)
+            isRepeating: false, valueDescription: Wrapped.valueDescription, completionValues: Wrapped.completionValues)
         parse = { words, definition in
             guard let word = words.last else { return nil }
             return .some(try parseValue(word, for: definition) as Wrapped)
@@ -87,7 +87,7 @@ extension Option {
     ) where Value == [Element] {
         definition = ArgumentDefinition(
             kind: .option, longName: long, shortName: short, help: help, valueName: valueName, isRequired: false,
-            isRepeating: true, valueDescription: Element.valueDescription)
+            isRepeating: true, valueDescription: Element.valueDescription, completionValues: Element.completionValues)
         parse = { words, definition in
             words.isEmpty ? nil : try words.map { try parseValue($0, for: definition) as Element }
         }
@@ -165,10 +165,10 @@ public struct Argument<Value>: Decodable, ArgumentDeclaration {
 
 extension Argument where Value: ExpressibleByArgument {
     /// A positional argument that must be given.
-    public init(valueName: String? = nil, help: String) {
+    public init(valueName: String? = nil, completion: ArgumentCompletion = .files, help: String) {
         definition = ArgumentDefinition(
             kind: .positional, help: help, valueName: valueName, isRequired: true, isRepeating: false,
-            valueDescription: Value.valueDescription)
+            valueDescription: Value.valueDescription, completionValues: Value.completionValues, completion: completion)
         parse = { words, definition in try words.last.map { try parseValue($0, for: definition) } }
         storage = nil
     }
@@ -177,7 +177,8 @@ extension Argument where Value: ExpressibleByArgument {
     public init(wrappedValue: Value, valueName: String? = nil, help: String) {
         definition = ArgumentDefinition(
             kind: .positional, help: help, valueName: valueName, isRequired: false, isRepeating: false,
-            defaultDescription: wrappedValue.defaultValueDescription, valueDescription: Value.valueDescription)
+            defaultDescription: wrappedValue.defaultValueDescription, valueDescription: Value.valueDescription,
+            completionValues: Value.completionValues)
         parse = { words, definition in try words.last.map { try parseValue($0, for: definition) } }
         storage = wrappedValue
     }
@@ -185,10 +186,13 @@ extension Argument where Value: ExpressibleByArgument {
 
 extension Argument {
     /// A positional argument that may be left out.
-    public init<Wrapped: ExpressibleByArgument>(valueName: String? = nil, help: String) where Value == Wrapped? {
+    public init<Wrapped: ExpressibleByArgument>(
+        valueName: String? = nil, completion: ArgumentCompletion = .files, help: String
+    ) where Value == Wrapped? {
         definition = ArgumentDefinition(
             kind: .positional, help: help, valueName: valueName, isRequired: false, isRepeating: false,
-            valueDescription: Wrapped.valueDescription)
+            valueDescription: Wrapped.valueDescription, completionValues: Wrapped.completionValues,
+            completion: completion)
         parse = { words, definition in
             guard let word = words.last else { return nil }
             return .some(try parseValue(word, for: definition) as Wrapped)
@@ -202,7 +206,7 @@ extension Argument {
     ) where Value == [Element] {
         definition = ArgumentDefinition(
             kind: .positional, help: help, valueName: valueName, isRequired: false, isRepeating: true,
-            valueDescription: Element.valueDescription)
+            valueDescription: Element.valueDescription, completionValues: Element.completionValues)
         parse = { words, definition in
             words.isEmpty ? nil : try words.map { try parseValue($0, for: definition) as Element }
         }

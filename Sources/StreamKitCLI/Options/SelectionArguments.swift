@@ -4,6 +4,8 @@ import StreamKitHLS
 extension VariantPreference: ExpressibleByArgument {
     public init?(argument: String) { self.init(argument) }
 
+    public static var completionValues: [String] { ["best", "worst"] }
+
     public static func invalidValueMessage(_ argument: String, for name: String) -> String {
         "\(name) must be best, worst, a bandwidth such as 1500k, or WxH, got '\(argument)'"
     }
@@ -26,20 +28,26 @@ struct RenditionArgument<Kind: RenditionArgumentKind>: Hashable, Sendable, Expre
     static func invalidValueMessage(_ argument: String, for name: String) -> String {
         "\(name) must be \(Kind.choices), got '\(argument)'"
     }
+
+    static var completionValues: [String] { Kind.words }
 }
 
 /// What differs between the rendition arguments.
 protocol RenditionArgumentKind: Hashable, Sendable {
     /// The words of the message for a value that is not one of them.
     static var choices: String { get }
+    /// The fixed words a shell offers.
+    static var words: [String] { get }
 }
 
 enum AudioRenditionKind: RenditionArgumentKind {
     static let choices = "auto, all, none, a language or name:NAME"
+    static let words = ["auto", "all", "none"]
 }
 
 enum SubtitleRenditionKind: RenditionArgumentKind {
     static let choices = "all, none, a language or name:NAME"
+    static let words = ["all", "none"]
 }
 
 /// `--audio`: which audio renditions to take.

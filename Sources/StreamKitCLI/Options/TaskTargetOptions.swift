@@ -1,6 +1,6 @@
 /// `[ID|--all]`: the queue task a command acts on, or every task it applies to.
 struct TaskTargetOptions: ParsableArguments {
-    @Argument(valueName: "id", help: "The task id.") var id: String?
+    @Argument(valueName: "id", completion: .taskIDs, help: "The task id.") var id: String?
     @Flag(help: "Every task.") var all = false
 
     init() {}

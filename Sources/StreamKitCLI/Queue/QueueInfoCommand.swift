@@ -9,7 +9,7 @@ struct QueueInfoCommand: ParsableCommand {
         abstract: "Show every field of one task.",
         examples: [.init("One task as JSON", "streamkit queue info 3f2a9c1b7d4e5f60 --json")])
 
-    @Argument(valueName: "id", help: "The task id.") var id: String
+    @Argument(valueName: "id", completion: .taskIDs, help: "The task id.") var id: String
     @OptionGroup var home: HomeOptions
     @OptionGroup var format = JSONOutputOptions(help: "Print the task as one JSON object.")
 

@@ -13,7 +13,7 @@ struct QueueRemoveCommand: ParsableCommand {
             .init("Remove everything not finished", "streamkit queue remove --unfinished"),
         ])
 
-    @Argument(valueName: "id", help: "The task id.") var id: String?
+    @Argument(valueName: "id", completion: .taskIDs, help: "The task id.") var id: String?
     @Flag(help: "Every task that has not succeeded.") var unfinished = false
     @OptionGroup var home: HomeOptions
     @OptionGroup var format = JSONOutputOptions(help: "Print the ids removed as JSON lines.")

@@ -9,7 +9,7 @@ struct QueueRetryCommand: ParsableCommand {
         abstract: "Put a failed task back in the queue; it resumes where it stopped.",
         examples: [.init("Retry a task", "streamkit queue retry 3f2a9c1b7d4e5f60")])
 
-    @Argument(valueName: "id", help: "The task id.") var id: String
+    @Argument(valueName: "id", completion: .taskIDs, help: "The task id.") var id: String
     @OptionGroup var home: HomeOptions
     @OptionGroup var format = JSONOutputOptions(help: "Print the task as a JSON line.")
 
