@@ -2,7 +2,7 @@ import Foundation
 import StreamKitCore
 import StreamKitDownloads
 
-/// `streamkit queue list [--completed] [--json]`.
+/// `streamkit queue list [--completed] [--ids | --json]`.
 struct QueueListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
@@ -10,14 +10,23 @@ struct QueueListCommand: ParsableCommand {
         examples: [.init("Every task as JSON lines", "streamkit queue list --json")])
 
     @Flag(help: "Only the tasks that succeeded.") var completed = false
+    @Flag(help: "Only the ids, one a line (what shell completion offers).") var ids = false
     @OptionGroup var home: HomeOptions
     @OptionGroup var format = JSONOutputOptions(help: "Print one JSON object per task.")
 
     init() {}
 
+    func validate() throws {
+        if ids && format.json { throw ValidationError("give --ids or --json, not both") }
+    }
+
     func run(_ context: CommandContext) async throws {
         var tasks = try QueueAccess.tasks(home, context)
         if completed { tasks = tasks.filter { $0.state == .success } }
+        if ids {
+            context.write(tasks.map { $0.id + "\n" }.joined())
+            return
+        }
         if format.json {
             QueueAccess.writeJSONLines(tasks, context: context)
             return
