@@ -5,7 +5,7 @@ SWIFT ?= swift
 # Warnings are errors in every build the Makefile makes.
 STRICT := -Xswiftc -warnings-as-errors
 
-.PHONY: all deps build release test demo consumer format lint clean
+.PHONY: all deps build release install test demo consumer format lint clean
 
 all: build
 
@@ -17,6 +17,21 @@ build: deps
 
 release: deps
 	$(SWIFT) build -c release $(STRICT) --product streamkit
+
+# `make install [PREFIX=/usr/local] [DESTDIR=]`: the binary, bash, zsh and fish completions and the
+# manual page, the last four written by the binary itself from its commands.
+PREFIX ?= /usr/local
+BIN := .build/release/streamkit
+SHARE := $(DESTDIR)$(PREFIX)/share
+
+install: release
+	install -d $(DESTDIR)$(PREFIX)/bin $(SHARE)/man/man1 $(SHARE)/bash-completion/completions \
+		$(SHARE)/zsh/site-functions $(SHARE)/fish/vendor_completions.d
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/streamkit
+	$(BIN) completions bash > $(SHARE)/bash-completion/completions/streamkit
+	$(BIN) completions zsh > $(SHARE)/zsh/site-functions/_streamkit
+	$(BIN) completions fish > $(SHARE)/fish/vendor_completions.d/streamkit.fish
+	$(BIN) manpage > $(SHARE)/man/man1/streamkit.1
 
 # At most this many test cases run at once. Swift Testing otherwise starts every one together,
 # and their first steps queue on the cooperative pool (a thread a core): a task waking from a

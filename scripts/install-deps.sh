@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs the Debian packages StreamKit builds and tests with, if any is missing.
+# Installs the Debian packages StreamKit builds and tests with, if any is missing (zsh, fish and
+# man-db check the completion scripts and the manual page).
 # Fast when everything is present: one dpkg query, no network.
 set -euo pipefail
 
 packages=(libcurl4-openssl-dev libssl-dev libsqlite3-dev ffmpeg libnginx-mod-rtmp libnginx-mod-stream curl openssl
     rtmpdump tmux time chromium chromium-driver python3-selenium gstreamer1.0-tools gstreamer1.0-plugins-base
-    gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav)
+    gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav zsh fish man-db groff-base)
 # nginx-light, or any nginx flavour that provides the binary.
 nginx_package=nginx-light
 

@@ -23,7 +23,8 @@ public struct StreamKitCommand: ParsableCommand {
         ],
         subcommands: [
             DemoCommand.self, DownloadCommand.self, ExportCommand.self, QueueCommand.self, ServeCommand.self,
-            PlayCommand.self, CacheCommand.self, InspectCommand.self, RTMPCommand.self,
+            PlayCommand.self, CacheCommand.self, InspectCommand.self, RTMPCommand.self, CompletionsCommand.self,
+            ManpageCommand.self,
         ],
         version: "streamkit \(streamKitVersion)")
 

@@ -33,6 +33,12 @@ public struct Tool: Hashable, Sendable, CustomStringConvertible {
     /// `ru_maxrss`, and sampling `/proc` misses the peak of a process that ends between samples.
     public static let gnuTime = Tool("time", package: "time", requiredFile: "/usr/bin/time")
     public static let chromium = Tool("chromium")
+    /// The shells whose completion scripts `streamkit completions` writes (bash is always there).
+    public static let zsh = Tool("zsh")
+    public static let fish = Tool("fish")
+    /// `man -l` renders the manual page; groff checks it for warnings.
+    public static let man = Tool("man", package: "man-db")
+    public static let groff = Tool("groff", package: "groff-base")
     /// Chromium driven through WebDriver (``Selenium``): Debian's driver and Python bindings.
     public static let selenium = Tool(
         "chromedriver", package: "chromium-driver python3-selenium",

@@ -49,6 +49,11 @@ import Testing
                   rtmp                    Record an RTMP stream to FLV, or publish FLV to an
                                           RTMP server.
 
+                SHELL:
+                  completions             Print a completion script for bash, zsh or fish.
+                  manpage                 Print the manual page, streamkit.1, made from the help
+                                          of every command.
+
                   See 'streamkit help <command>' for help on a command.
 
                 EXAMPLES:

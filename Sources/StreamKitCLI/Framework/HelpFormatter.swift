@@ -125,7 +125,7 @@ package enum HelpFormatter {
         return parts
     }
 
-    private static func describe(_ definition: ArgumentDefinition) -> String {
+    static func describe(_ definition: ArgumentDefinition) -> String {
         var text = definition.help
         if let defaultDescription = definition.defaultDescription, !defaultDescription.isEmpty {
             text += " (default: \(defaultDescription))"
