@@ -1,5 +1,6 @@
 import Foundation
 import StreamKitCore
+import StreamKitHLS
 import StreamKitHTTPServer
 import Synchronization
 
@@ -193,7 +194,8 @@ public struct MediaLibrary: Sendable {
         if let known = known.items.withLock({ $0[name] }), known.stamp == stamp { return known.item }
         let record = Self.packageRecord(in: folder)
         let item = MediaLibraryItem(
-            id: name, title: record?.displayTitle ?? name, state: record?.displayState ?? "downloaded",
+            id: name, title: Self.title(record: record, entry: entry, folderName: name),
+            state: record?.displayState ?? "downloaded",
             size: Self.size(ofFolder: folder), duration: Self.duration(ofPlaylist: entry, in: folder),
             entry: Self.entryName)
         known.items.withLock { $0[name] = KnownItem(stamp: stamp, item: item) }
@@ -204,20 +206,24 @@ public struct MediaLibrary: Sendable {
     /// What ``rememberedItemsFile`` holds: the library's root (items of another root are not
     /// taken) and each folder's known item.
     private struct Remembered: Codable {
+        /// How items were made: a file of another format is not taken (its titles were URLs).
+        static let currentFormat = 2
+        var format: Int?
         var root: String
         var items: [String: KnownItem]
     }
 
     private static func readRemembered(from path: String, root: String) -> [String: KnownItem]? {
         guard let data = FileManager.default.contents(atPath: path),
-            let remembered = try? JSONDecoder().decode(Remembered.self, from: data), remembered.root == root
+            let remembered = try? JSONDecoder().decode(Remembered.self, from: data), remembered.root == root,
+            remembered.format == Remembered.currentFormat
         else { return nil }
         return remembered.items
     }
 
     /// Saves the known items; a failure only costs the next process a slower first page.
     private func saveRemembered(to path: String) {
-        let remembered = Remembered(root: root, items: known.items.withLock { $0 })
+        let remembered = Remembered(format: Remembered.currentFormat, root: root, items: known.items.withLock { $0 })
         guard let data = try? JSONEncoder().encode(remembered) else { return }
         try? AtomicFile.write(data, to: path, temporaryPath: path + ".\(getpid()).tmp")
     }
@@ -233,14 +239,6 @@ public struct MediaLibrary: Sendable {
         var source: String?
         var status: String?
 
-        var displayTitle: String? {
-            if let title, !title.isEmpty { return title }
-            guard let source, let components = URLComponents(string: source), let host = components.host else {
-                return nil
-            }
-            return host + (components.port.map { ":\($0)" } ?? "") + components.path
-        }
-
         var displayState: String {
             switch status {
             case nil, "complete": "downloaded"
@@ -249,6 +247,46 @@ public struct MediaLibrary: Sendable {
             case let other?: other
             }
         }
+    }
+
+    /// The title the page shows, never a URL: the one given (`queue add --title`), else the
+    /// source's `EXT-X-SESSION-DATA` `com.apple.hls.title` (kept in the package's playlist), else a
+    /// name from the source URL's path (``name(fromURL:)``), else the folder's name.
+    static func title(record: PackageRecord?, entry: String, folderName: String) -> String {
+        if let title = record?.title, !title.isEmpty { return title }
+        if let title = sessionTitle(ofPlaylist: entry) { return title }
+        return record?.source.flatMap(name(fromURL:)) ?? folderName
+    }
+
+    /// The `com.apple.hls.title` session data of the multivariant playlist at `path`, if it has one.
+    static func sessionTitle(ofPlaylist path: String) -> String? {
+        // Only a playlist naming the data is parsed: most are media playlists, some long.
+        guard let data = FileManager.default.contents(atPath: path),
+            data.firstRange(of: Data("com.apple.hls.title".utf8)) != nil,
+            let multivariant = (try? Playlist.parse(data))?.playlist.multivariant
+        else { return nil }
+        let value = multivariant.sessionData.first { $0.dataID == "com.apple.hls.title" && $0.value != nil }?.value
+        return value.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Names a playlist file does not say anything with: the folder above names the show.
+    private static let genericNames: Set<String> = [
+        "index", "master", "playlist", "prog_index", "manifest", "chunklist", "main", "stream", "media", "live",
+        "hls", "video", "output", "out",
+    ]
+
+    /// The last part of `url`'s path that names something (`show` in
+    /// `https://example.com/show/master.m3u8?token=1`), without its extension, percent-decoded; the
+    /// host when no part does.
+    static func name(fromURL url: String) -> String? {
+        guard let components = URLComponents(string: url) else { return nil }
+        for part in components.path.split(separator: "/").reversed() {
+            var stem = Substring(part)
+            if let dot = stem.lastIndex(of: "."), dot != stem.startIndex { stem = stem[..<dot] }
+            let name = String(stem).removingPercentEncoding ?? String(stem)
+            if !name.isEmpty, !genericNames.contains(name.lowercased()) { return name }
+        }
+        return components.host
     }
 
     static func packageRecord(in folder: String) -> PackageRecord? {

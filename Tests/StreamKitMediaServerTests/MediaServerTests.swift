@@ -90,6 +90,41 @@ func write(_ text: String, _ name: String, in directory: URL) throws {
         await library.stop()
     }
 
+    /// Titles read well and are never URLs: the title given, else the source's session-data
+    /// title, else the name in the source URL's path (not a generic file name, not the query),
+    /// else its host, else the folder's name.
+    @Test func titlesAreNeverURLs() throws {
+        let base = try TestRun.makeTemporaryDirectory("library-titles")
+        let media = "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\nvideo/0.ts\n#EXT-X-ENDLIST\n"
+        let packages: [(folder: String, record: String?, playlist: String, title: String)] = [
+            ("given", #"{"title":"Given","source":"http://127.0.0.1:9/a/master.m3u8"}"#, media, "Given"),
+            (
+                "session",
+                #"{"source":"http://127.0.0.1:9/b/master.m3u8"}"#,
+                "#EXTM3U\n#EXT-X-SESSION-DATA:DATA-ID=\"com.apple.hls.title\",VALUE=\"Big Buck Bunny\"\n"
+                    + "#EXT-X-STREAM-INF:BANDWIDTH=1000\nlow/index.m3u8\n",
+                "Big Buck Bunny"
+            ),
+            (
+                "path", #"{"source":"https://cdn.example/shows/My%20Show/hls/master.m3u8?token=secret"}"#, media,
+                "My Show"
+            ),
+            ("file", #"{"source":"https://cdn.example/talks/keynote-2026.m3u8?sig=1"}"#, media, "keynote-2026"),
+            ("host", #"{"source":"http://127.0.0.1:18081/master.m3u8"}"#, media, "127.0.0.1"),
+            ("bare folder", nil, media, "bare folder"),
+        ]
+        for package in packages {
+            let folder = base.appendingPathComponent(package.folder)
+            try write(package.playlist, "index.m3u8", in: folder)
+            if let record = package.record { try write(record, "package.json", in: folder) }
+        }
+        let titles = Dictionary(
+            uniqueKeysWithValues: try MediaLibrary(root: base.path).items().map { ($0.id, $0.title) })
+        for package in packages {
+            #expect(titles[package.folder] == package.title, "\(package.folder)")
+        }
+    }
+
     /// Items are remembered between pages and read again when what they come from changes: a
     /// package's `package.json` (rewritten at each checkpoint), a plain folder's inner folders
     /// (segments are renamed into them), a playlist, a folder removed.

@@ -202,7 +202,8 @@ extension HLSDownloadEngine {
             files.append(record)
         }
         return PackageManifest(
-            id: job.packageID, source: job.source, masterURL: state.masterURL, selection: job.selection,
+            id: job.packageID, source: job.source, title: job.title, masterURL: state.masterURL,
+            selection: job.selection,
             decrypt: options.decrypt, live: state.live, status: status, error: error, created: state.created,
             updated: PackageStore.timestamp(), master: state.master, variant: state.variant,
             renditions: state.renditions.map { rendition in

@@ -182,6 +182,10 @@ public struct HLSDownloadJob: Hashable, Sendable {
     /// The salt of ``packageID`` (``DownloadManager/idSalt(directory:)``); empty for none.
     public var idSalt = ""
 
+    /// The title the user gave (`queue add --title`), kept in `package.json` for the library's
+    /// page; not part of the package's identity.
+    public var title: String?
+
     /// The package id: 16 hexadecimal digits of SHA-256 over the source URL, the selection words
     /// (time sections and excluded segment patterns included), whether segments are decrypted —
     /// what decides the package's content — and a salt. The same command gives the same id, so

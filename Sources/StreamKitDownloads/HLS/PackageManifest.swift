@@ -80,6 +80,8 @@ public struct PackageManifest: Codable, Sendable, Hashable {
     public var id: String
     /// The playlist URL the download started from.
     public var source: String
+    /// The title the user gave, if any (``HLSDownloadJob/title``).
+    public var title: String?
     /// The multivariant playlist's URL after redirects, when the source is one.
     public var masterURL: String?
     /// The selection words.

@@ -171,6 +171,9 @@ public struct DownloadTaskInfo: Hashable, Sendable, Codable {
             packageDirectory: URL(fileURLWithPath: location, isDirectory: true))
         job.idSalt = idSalt
         job.options.userKeys = userKeys
+        // A task not given a title is named after its URL's file: the package records only a
+        // title the user chose, and the library names the rest from the source.
+        if title != DownloadManager.fileName(fromURL: url) { job.title = title }
         return job
     }
 
