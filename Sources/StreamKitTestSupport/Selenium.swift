@@ -14,14 +14,20 @@ public enum Selenium {
         public let title: String
         /// The document's markup, as its scripts left it (the first 20,000 characters).
         public let html: String
+        /// What the probe script returned, as JSON; `nil` without one.
+        public let probe: String?
     }
 
     /// Visits `urls` in turn in one browser, staying `settle` on each, and returns what each
     /// showed. Downloads land in `directory`/downloads, the driver's log in `directory`.
     ///
+    /// - Parameters:
+    ///   - prepare: JavaScript run on each page once it has loaded (a user's first action).
+    ///   - probe: JavaScript run after `settle` whose return value is kept as JSON (``Visit/probe``).
     /// - Throws: ``TestSupportError`` when the driver or Python is missing, or the browser fails.
     public static func visit(
-        _ urls: [String], settle: Duration = .seconds(3), directory: URL
+        _ urls: [String], settle: Duration = .seconds(3), directory: URL, prepare: String = "",
+        probe: String = ""
     ) async throws -> [Visit] {
         _ = try Tool.selenium.requirePath()
         let script = directory.appendingPathComponent("visit.py")
@@ -34,6 +40,7 @@ public enum Selenium {
             executable: "/usr/bin/python3",
             arguments: [
                 script.path, downloads.path, "\(seconds)", directory.appendingPathComponent("chromedriver.log").path,
+                prepare, probe,
             ] + urls, workingDirectory: directory, logName: "selenium")
         let status: Int32
         do {
@@ -58,7 +65,7 @@ public enum Selenium {
         from selenium.common.exceptions import TimeoutException
         from selenium.webdriver.chrome.service import Service
 
-        downloads, settle, log, *urls = sys.argv[1:]
+        downloads, settle, log, prepare, probe, *urls = sys.argv[1:]
         options = webdriver.ChromeOptions()
         for argument in ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                          "--no-first-run", "--autoplay-policy=no-user-gesture-required"]:
@@ -74,9 +81,12 @@ public enum Selenium {
                     driver.get(url)
                 except TimeoutException:
                     pass
+                if prepare:
+                    driver.execute_script(prepare)
                 time.sleep(float(settle))
+                result = json.dumps(driver.execute_script(probe)) if probe else None
                 visits.append({"url": url, "location": driver.current_url, "title": driver.title,
-                               "html": driver.page_source[:20000]})
+                               "html": driver.page_source[:20000], "probe": result})
         finally:
             driver.quit()
         print(json.dumps(visits))
