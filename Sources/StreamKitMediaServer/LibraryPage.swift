@@ -11,7 +11,8 @@ enum LibraryPage {
             rows += """
                 <tr><td>\(escape(item.title))</td><td>\(escape(item.state))</td><td>\(formatSize(item.size))</td>\
                 <td>\(item.duration.map(formatDuration) ?? "")</td>\
-                <td><a href="\(escape(item.playPath))">\(escape(item.entry))</a></td></tr>
+                <td><a href="\(escape(item.playPath))">\(escape(item.entry))</a></td>\
+                <td><a href="/watch/\(escape(MediaLibrary.encodePathComponent(item.id)))">watch</a></td></tr>
 
                 """
         }
@@ -20,7 +21,7 @@ enum LibraryPage {
             ? "<p>The library is empty. Downloaded items appear here.</p>"
             : """
             <table>
-            <thead><tr><th>Title</th><th>State</th><th>Size</th><th>Duration</th><th>Play</th></tr></thead>
+            <thead><tr><th>Title</th><th>State</th><th>Size</th><th>Duration</th><th>Play</th><th>Watch</th></tr></thead>
             <tbody>
             \(rows)</tbody>
             </table>

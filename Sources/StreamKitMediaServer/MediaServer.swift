@@ -103,6 +103,16 @@ public final class MediaServer: Sendable {
         return MediaServer(http: http, library: library, warmUp: warmUp)
     }
 
+    /// `response`, one of the server's own pages or their files, with the headers they need:
+    /// their content policy (`'self'` only), no sniffing, no framing by other sites.
+    static func page(_ response: HTTPServerResponse) -> HTTPServerResponse {
+        var response = response
+        response.headers.replaceOrAdd("Content-Security-Policy", WatchPage.contentSecurityPolicy)
+        response.headers.replaceOrAdd("X-Content-Type-Options", "nosniff")
+        response.headers.replaceOrAdd("X-Frame-Options", "DENY")
+        return response
+    }
+
     /// The library's routes (and the queue's, when there is one), for composing into another router.
     /// `/api/` answers pages of `allowedOrigins` and of the server's own origin only (``CrossSiteCheck``).
     public static func routes(
@@ -143,6 +153,28 @@ public final class MediaServer: Sendable {
             return .json(json)
         }
         // Whatever a download brought is content, never a page of ours (``ContainedContent``).
+        // The player page of a package, and the files the server's pages use (nothing inline:
+        // the pages run under `default-src 'self'`).
+        router.get("/watch/:id") { request in
+            let id = request.rawRouteParameter("id").flatMap { $0.removingPercentEncoding } ?? ""
+            guard let item = try library.items().first(where: { $0.id == id }) else {
+                return ContainedContent.contained(.text("No package \(id) in the library.\n", status: .notFound))
+            }
+            let tracks = PackageTracks.read(playlist: library.root + "/" + item.id + "/" + item.entry)
+            return page(.html(WatchPage.html(item: item, tracks: tracks)))
+        }
+        router.get("/static/app.css") { _ in
+            page(
+                HTTPServerResponse(
+                    status: .ok, headers: ["Content-Type": "text/css; charset=utf-8"],
+                    body: .bytes(Array(WatchPage.stylesheet.utf8))))
+        }
+        router.get("/static/watch.js") { _ in
+            page(
+                HTTPServerResponse(
+                    status: .ok, headers: ["Content-Type": "text/javascript; charset=utf-8"],
+                    body: .bytes(Array(WatchPage.script.utf8))))
+        }
         router.get("/library") { _ in ContainedContent.contained(.redirect(to: "/")) }
         router.get("/library/:id") { request in
             ContainedContent.contained(

@@ -1,0 +1,93 @@
+import StreamKitCore
+
+/// The player page of one package (`/watch/ID`): a `<video>` on the package's playlist (played by
+/// the browser's own HLS support), its title, duration and size, the variants and the audio and
+/// subtitle renditions it holds, the playlist's URL and the command that plays it elsewhere. Its
+/// style and script are files of this server (`/static/…`), so that the page runs under
+/// `Content-Security-Policy: default-src 'self'`: nothing inline, nothing from elsewhere.
+enum WatchPage {
+    /// The policy the page and its files are sent with.
+    static let contentSecurityPolicy = "default-src 'self'"
+
+    static func html(item: MediaLibraryItem, tracks: PackageTracks) -> String {
+        let escape = LibraryPage.escape
+        var facts = [LibraryPage.formatSize(item.size), item.state]
+        if let duration = item.duration { facts.insert(LibraryPage.formatDuration(duration), at: 0) }
+        var details = ""
+        if !tracks.variants.isEmpty {
+            let rows = tracks.variants.map { variant in
+                let words = [variant.resolution, formatRate(variant.bandwidth), variant.codecs]
+                return "<li>" + escape(words.compactMap { $0 }.joined(separator: ", ")) + "</li>"
+            }
+            details += "<h2>Variants</h2>\n<ul>\n" + rows.joined(separator: "\n") + "\n</ul>\n"
+        }
+        for (heading, renditions) in [("Audio", tracks.audio), ("Subtitles", tracks.subtitles)]
+        where !renditions.isEmpty {
+            let rows = renditions.map { rendition in
+                "<li>" + escape(rendition.name + (rendition.language.map { " (\($0))" } ?? "")) + "</li>"
+            }
+            details += "<h2>\(heading)</h2>\n<ul>\n" + rows.joined(separator: "\n") + "\n</ul>\n"
+        }
+        let playlist = escape(item.playPath)
+        return """
+            <!doctype html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(escape(item.title)) · StreamKit</title>
+            <link rel="stylesheet" href="/static/app.css">
+            <script src="/static/watch.js" defer></script>
+            </head>
+            <body>
+            <nav><a href="/">Library</a></nav>
+            <main>
+            <h1>\(escape(item.title))</h1>
+            <video id="player" controls preload="metadata" src="\(playlist)" aria-label="\(escape(item.title))"></video>
+            <p id="support" role="status" hidden>This browser does not play HLS itself. Open \
+            <a href="\(playlist)">the playlist</a> in a player, or run <code>streamkit play</code> on its URL.</p>
+            <p>\(escape(facts.joined(separator: " · ")))</p>
+            \(details)<p>Playlist: <a href="\(playlist)">\(playlist)</a></p>
+            </main>
+            </body>
+            </html>
+
+            """
+    }
+
+    /// `800 kbit/s`, `2.5 Mbit/s`: a variant's peak bandwidth.
+    static func formatRate(_ bitsPerSecond: Int) -> String {
+        guard bitsPerSecond >= 1_000_000 else { return "\(bitsPerSecond / 1000) kbit/s" }
+        let tenths = (bitsPerSecond + 50_000) / 100_000
+        return "\(tenths / 10).\(tenths % 10) Mbit/s"
+    }
+
+    /// The pages' style: readable from 360 to 1440 pixels wide, no horizontal scroll.
+    static let stylesheet = """
+        body { font-family: system-ui, sans-serif; margin: 0 auto; padding: 1em; max-width: 72em; }
+        nav { margin-bottom: 1em; }
+        h1 { font-size: 1.5em; overflow-wrap: anywhere; }
+        video { display: block; width: 100%; max-height: 80vh; background: #000; }
+        a, code { overflow-wrap: anywhere; }
+        ul { padding-left: 1.2em; }
+
+        """
+
+    /// The player page's script: says so when the browser cannot play HLS or the package fails.
+    static let script = """
+        "use strict";
+        // The package plays in the browser's own HLS support; where there is none, the page
+        // points to the playlist and `streamkit play` instead.
+        const video = document.getElementById("player");
+        const support = document.getElementById("support");
+        if (video && support) {
+            if (!video.canPlayType("application/vnd.apple.mpegurl")) {
+                support.hidden = false;
+            }
+            video.addEventListener("error", () => {
+                support.hidden = false;
+            });
+        }
+
+        """
+}

@@ -1,0 +1,68 @@
+import Foundation
+import StreamKitCLI
+import StreamKitHTTP
+import StreamKitHTTPClient
+import StreamKitMediaServer
+import StreamKitTestSupport
+import Testing
+
+/// The player page of a package (`/watch/ID`), played by headless Chromium through Selenium
+/// with the origin stopped.
+@Suite(.requires(.chromium, .selenium, .nginx, .ffmpeg)) struct WatchPageBrowserTests {
+    @Test func aDownloadedPackagePlaysInItsPageWithTheOriginStopped() async throws {
+        let home = try TestRun.makeTemporaryDirectory("watch-home")
+        let fixture = try await Fixtures.shared.fixture(FixtureRecipe(.hlsMaster))
+        let origin = try await Nginx.static(root: fixture.directory)
+        let context = CommandContext.capturing()
+        let code = await CommandRunner.run(
+            StreamKitCommand.self,
+            arguments: ["download", origin.url(fixture.recipe.entry).absoluteString, "--home", home.path],
+            context: context)
+        #expect(code == .success, "\(context.errorOutput.text)")
+        await origin.stop()
+
+        let libraryRoot = home.appendingPathComponent("library").path
+        let id = try #require(try FileManager.default.contentsOfDirectory(atPath: libraryRoot).first)
+        let server = try MediaServer.start(configuration: MediaServer.Configuration(libraryRoot: libraryRoot))
+        let client = try HTTPClient()
+        let (head, body) = try await client.data(for: HTTPClientRequest(url: server.baseURL + "watch/" + id))
+        let (missing, _) = try await client.data(for: HTTPClientRequest(url: server.baseURL + "watch/none"))
+        let (script, _) = try await client.data(for: HTTPClientRequest(url: server.baseURL + "static/watch.js"))
+        let (_, library) = try await client.data(for: HTTPClientRequest(url: server.baseURL))
+        await client.shutdown()
+        #expect(head.status.rawValue == 200)
+        #expect(head.headers["Content-Security-Policy"] == "default-src 'self'")
+        #expect(script.headers["Content-Type"] == "text/javascript; charset=utf-8")
+        #expect(missing.status.rawValue == 404)
+        let page = String(decoding: body, as: UTF8.self)
+        #expect(page.contains("<video id=\"player\""), "\(page)")
+        #expect(!page.contains("<script>") && !page.contains("style="), "nothing inline: \(page)")
+        // The fixture's variants, listed with their resolutions.
+        #expect(page.contains("<h2>Variants</h2>"), "\(page)")
+        #expect(page.contains("x"), "\(page)")
+        #expect(String(decoding: library, as: UTF8.self).contains("href=\"/watch/\(id)\">watch</a>"))
+
+        // Chromium plays the package from the page: the position passes 3 s, with no error and no
+        // note that the browser cannot play HLS.
+        let directory = try TestRun.makeTemporaryDirectory("watch-browser")
+        let visits = try await Selenium.visit(
+            [server.baseURL + "watch/" + id], settle: .seconds(7), directory: directory,
+            prepare: "const v = document.getElementById('player'); v.muted = true; v.play();",
+            probe: """
+                const v = document.getElementById('player');
+                return {time: v.currentTime, error: v.error ? v.error.code : 0,
+                        noted: !document.getElementById('support').hidden};
+                """)
+        await server.shutdown(gracePeriod: .seconds(1))
+        struct Playback: Decodable {
+            var time: Double
+            var error: Int
+            var noted: Bool
+        }
+        let playback = try JSONDecoder().decode(
+            Playback.self, from: Data(try #require(visits.first?.probe).utf8))
+        #expect(playback.time > 3, "currentTime \(playback.time)")
+        #expect(playback.error == 0)
+        #expect(!playback.noted)
+    }
+}
