@@ -17,6 +17,8 @@ public enum StreamKitHome {
 
     /// The media cache's directory inside `home` (apart from the library: the cache never touches it).
     public static func cache(in home: String) -> String { home + "/cache" }
+    /// The MP4 files serve's player pages offer, written on demand and kept (`PackageExport`).
+    public static func exports(in home: String) -> String { home + "/exports" }
 
     /// Creates `home` and its library if missing, and makes the home, library and cache folders
     /// 0700 (``PrivateFiles``), so that a home an older version left readable to others is

@@ -32,6 +32,10 @@ public final class MediaServer: Sendable {
         /// the next ones (``proxyWarmedUp()`` returns when it is done). For long-running servers
         /// (`streamkit serve`, `play`); off by default.
         public var warmsUpProxy = false
+        /// Writes the package in a folder (given with its id) as one MP4 file and returns the
+        /// file's path, for the player page's "Download as MP4" (`GET /watch/ID/video.mp4`); no
+        /// such link or route when `nil`. `streamkit serve` gives ``PackageExport``'s.
+        public var exportMP4: (@Sendable (_ folder: String, _ id: String) async throws -> String)?
 
         /// Serves `libraryRoot` with the HTTP settings `http` (loopback, a free port by default),
         /// the queue `queue` reads, and the caching proxy when `cache` is given.
@@ -84,7 +88,8 @@ public final class MediaServer: Sendable {
         let library = try MediaLibrary(
             root: configuration.libraryRoot, rememberedItemsFile: configuration.libraryItemsFile)
         var router = try routes(
-            for: library, queue: configuration.queue, allowedOrigins: configuration.http.allowedOrigins)
+            for: library, queue: configuration.queue, allowedOrigins: configuration.http.allowedOrigins,
+            exportMP4: configuration.exportMP4)
         if let cache = configuration.cache {
             router.append(
                 contentsOf: ProxyRoutes.routes(
@@ -117,7 +122,7 @@ public final class MediaServer: Sendable {
     /// `/api/` answers pages of `allowedOrigins` and of the server's own origin only (``CrossSiteCheck``).
     public static func routes(
         for library: MediaLibrary, queue: (@Sendable (QueueTaskRequest) throws -> QueueTaskPage)? = nil,
-        allowedOrigins: [String] = []
+        allowedOrigins: [String] = [], exportMP4: (@Sendable (String, String) async throws -> String)? = nil
     ) throws -> HTTPRouter {
         let files = try HTTPStaticFileResponder(root: library.root)
         let sites = CrossSiteCheck(allowedOrigins: allowedOrigins)
@@ -161,7 +166,29 @@ public final class MediaServer: Sendable {
                 return ContainedContent.contained(.text("No package \(id) in the library.\n", status: .notFound))
             }
             let tracks = PackageTracks.read(playlist: library.root + "/" + item.id + "/" + item.entry)
-            return page(.html(WatchPage.html(item: item, tracks: tracks)))
+            return page(.html(WatchPage.html(item: item, tracks: tracks, offersMP4: exportMP4 != nil)))
+        }
+        if let exportMP4 {
+            // The package as one MP4 file, written on the first request and kept (see
+            // ``Configuration/exportMP4``), sent as a download named after its title.
+            router.get("/watch/:id/video.mp4") { request in
+                let id = request.rawRouteParameter("id").flatMap { $0.removingPercentEncoding } ?? ""
+                guard let item = try library.items().first(where: { $0.id == id }) else {
+                    return ContainedContent.contained(.text("No package \(id) in the library.\n", status: .notFound))
+                }
+                let path: String
+                do {
+                    path = try await exportMP4(library.root + "/" + item.id, item.id)
+                } catch {
+                    return page(
+                        .text("The package could not be written as MP4: \(error)\n", status: .internalServerError))
+                }
+                var response = HTTPServerResponse(
+                    status: .ok, headers: ["Content-Type": "video/mp4"], body: .file(try HTTPFileRegion(path: path)))
+                response.headers.replaceOrAdd(
+                    "Content-Disposition", "attachment; filename=\"\(WatchPage.fileName(for: item.title)).mp4\"")
+                return page(response)
+            }
         }
         router.get("/static/app.css") { _ in
             page(

@@ -1,3 +1,4 @@
+import Foundation
 import StreamKitCore
 
 /// The player page of one package (`/watch/ID`): a `<video>` on the package's playlist (played by
@@ -9,7 +10,8 @@ enum WatchPage {
     /// The policy the page and its files are sent with.
     static let contentSecurityPolicy = "default-src 'self'"
 
-    static func html(item: MediaLibraryItem, tracks: PackageTracks) -> String {
+    /// The page; `offersMP4` adds the "Download as MP4" link (``MediaServer/Configuration/exportMP4``).
+    static func html(item: MediaLibraryItem, tracks: PackageTracks, offersMP4: Bool = false) -> String {
         let escape = LibraryPage.escape
         var facts = [LibraryPage.formatSize(item.size), item.state]
         if let duration = item.duration { facts.insert(LibraryPage.formatDuration(duration), at: 0) }
@@ -48,11 +50,23 @@ enum WatchPage {
             <a href="\(playlist)">the playlist</a> in a player, or run <code>streamkit play</code> on its URL.</p>
             <p>\(escape(facts.joined(separator: " · ")))</p>
             \(details)<p>Playlist: <a href="\(playlist)">\(playlist)</a></p>
+            \(offersMP4 ? "<p><a href=\"/watch/\(escape(MediaLibrary.encodePathComponent(item.id)))/video.mp4\" download>Download as MP4</a></p>" : "")
             </main>
             </body>
             </html>
 
             """
+    }
+
+    /// `title` as a file name a `Content-Disposition` header can carry: printable ASCII without
+    /// quotes, slashes or backslashes (others become `_`), at most 100 characters.
+    static func fileName(for title: String) -> String {
+        let name = String(
+            title.unicodeScalars.prefix(100).map { scalar in
+                (0x20..<0x7F).contains(scalar.value) && !"\"/\\".unicodeScalars.contains(scalar)
+                    ? Character(scalar) : "_"
+            })
+        return name.trimmingCharacters(in: .whitespaces).isEmpty ? "video" : name
     }
 
     /// `800 kbit/s`, `2.5 Mbit/s`: a variant's peak bandwidth.

@@ -23,13 +23,32 @@ import Testing
 
         let libraryRoot = home.appendingPathComponent("library").path
         let id = try #require(try FileManager.default.contentsOfDirectory(atPath: libraryRoot).first)
-        let server = try MediaServer.start(configuration: MediaServer.Configuration(libraryRoot: libraryRoot))
+        var configuration = MediaServer.Configuration(libraryRoot: libraryRoot)
+        let exports = home.appendingPathComponent("exports").path
+        configuration.exportMP4 = PackageExport.mp4Exporter(
+            exports: exports, environment: ProcessInfo.processInfo.environment)
+        let server = try MediaServer.start(configuration: configuration)
         let client = try HTTPClient()
         let (head, body) = try await client.data(for: HTTPClientRequest(url: server.baseURL + "watch/" + id))
         let (missing, _) = try await client.data(for: HTTPClientRequest(url: server.baseURL + "watch/none"))
         let (script, _) = try await client.data(for: HTTPClientRequest(url: server.baseURL + "static/watch.js"))
         let (_, library) = try await client.data(for: HTTPClientRequest(url: server.baseURL))
+        // "Download as MP4": written on the first request (remuxed by ffmpeg), then kept.
+        let (mp4Head, mp4) = try await client.data(
+            for: HTTPClientRequest(url: server.baseURL + "watch/\(id)/video.mp4"))
+        let (againHead, again) = try await client.data(
+            for: HTTPClientRequest(url: server.baseURL + "watch/\(id)/video.mp4"))
         await client.shutdown()
+        #expect(mp4Head.status.rawValue == 200 && mp4Head.headers["Content-Type"] == "video/mp4")
+        #expect(mp4Head.headers["Content-Disposition"]?.hasPrefix("attachment; filename=\"") == true)
+        #expect(mp4.count > 10_000 && String(decoding: mp4[4..<8], as: UTF8.self) == "ftyp")
+        #expect(againHead.status.rawValue == 200 && again == mp4)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: exports) == ["\(id).mp4"])
+        let probe = try await Tool.ffprobe.run([
+            "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", exports + "/\(id).mp4",
+        ])
+        let seconds = Double(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        #expect(seconds > 9 && seconds < 11, "the MP4 lasts \(seconds) s")
         #expect(head.status.rawValue == 200)
         #expect(head.headers["Content-Security-Policy"] == "default-src 'self'")
         #expect(script.headers["Content-Type"] == "text/javascript; charset=utf-8")
@@ -41,6 +60,7 @@ import Testing
         #expect(page.contains("<h2>Variants</h2>"), "\(page)")
         #expect(page.contains("x"), "\(page)")
         #expect(String(decoding: library, as: UTF8.self).contains("href=\"/watch/\(id)\">watch</a>"))
+        #expect(page.contains("href=\"/watch/\(id)/video.mp4\" download>Download as MP4</a>"), "\(page)")
 
         // Chromium plays the package from the page: the position passes 3 s, with no error and no
         // note that the browser cannot play HLS.

@@ -49,12 +49,6 @@ struct ExportCommand: ParsableCommand {
             throw ExitCode.failure
         }
         let destination = URL(fileURLWithPath: output)
-        let lower = output.lowercased()
-        let matroska = lower.hasSuffix(".mkv")
-        let wanted: SegmentContainer = lower.hasSuffix(".mp4") ? .fragmentedMP4 : .transportStream
-        // MPEG-TS output holds no text subtitles.
-        let subtitles = lower.hasSuffix(".ts") ? [] : source.subtitles
-        let container = PackageExporter.container(of: source.main, in: source)
         let ffmpeg = ExternalTool.find("ffmpeg", environment: context.environment)
         let printer = ProgressPrinter(context: context, json: format.json)
         let started = ContinuousClock.now
@@ -71,45 +65,9 @@ struct ExportCommand: ParsableCommand {
             }
         }
         do {
-            var note = ""
-            if !matroska && container == wanted && ((source.audio.isEmpty && subtitles.isEmpty) || ffmpeg == nil) {
-                try PackageExporter.concatenate(
-                    source.main, of: source, to: destination, progress: progress(source.main.folder))
-                let leftOut = (source.audio + subtitles).map(\.folder)
-                if !leftOut.isEmpty {
-                    note = "; alternative renditions left out (ffmpeg is not installed)"
-                    context.writeError(
-                        "warning: \(leftOut.joined(separator: ", ")) not exported: adding them needs ffmpeg\n")
-                }
-            } else {
-                guard let ffmpeg else {
-                    context.writeError(
-                        "error: the segments are \(container == .fragmentedMP4 ? "fragmented MP4" : "MPEG-TS"); "
-                            + "writing \(destination.lastPathComponent) needs ffmpeg to remux (not installed); "
-                            + "export to .\(container.rawValue) instead\n")
-                    throw ExitCode.failure
-                }
-                var inputs: [URL] = []
-                defer { for input in inputs { try? FileManager.default.removeItem(at: input) } }
-                for (index, rendition) in ([source.main] + source.audio).enumerated() {
-                    let kind = PackageExporter.container(of: rendition, in: source)
-                    let input = URL(fileURLWithPath: output + ".streamkit-part\(index).\(kind.rawValue)")
-                    inputs.append(input)
-                    try PackageExporter.concatenate(
-                        rendition, of: source, to: input, progress: progress(rendition.folder))
-                }
-                for rendition in subtitles {
-                    let input = URL(fileURLWithPath: output + ".streamkit-part\(inputs.count).vtt")
-                    inputs.append(input)
-                    try Self.writeMergedSubtitles(rendition, of: directory, to: input)
-                }
-                try await Self.runProcess(
-                    ffmpeg,
-                    Self.muxArguments(
-                        inputs: inputs, audio: source.audio, subtitles: subtitles, matroska: matroska,
-                        destination: destination))
-                note = "; remuxed with ffmpeg"
-            }
+            let note = try await PackageExport.write(
+                source, from: directory, to: destination, ffmpeg: ffmpeg, progress: progress,
+                warning: { context.writeError("warning: \($0)\n") })
             let size =
                 (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber)?
                 .int64Value ?? 0

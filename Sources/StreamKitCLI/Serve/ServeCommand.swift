@@ -105,6 +105,8 @@ struct ServeCommand: ParsableCommand {
             )
             configuration.warmsUpProxy = true
             configuration.libraryItemsFile = homePath + "/library-items.json"
+            configuration.exportMP4 = PackageExport.mp4Exporter(
+                exports: StreamKitHome.exports(in: homePath), environment: context.environment)
             server = try MediaServer.start(configuration: configuration)
         } catch {
             await cache?.shutdown()

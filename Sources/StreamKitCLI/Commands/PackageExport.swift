@@ -1,0 +1,100 @@
+import Foundation
+import StreamKitDownloads
+
+/// Writes a downloaded package as one file: what `streamkit export` does, and what serve's player
+/// page offers as "download as mp4".
+public enum PackageExport {
+    /// Writes the package `source` (in `directory`) to `destination`, whose extension chooses the
+    /// container (.ts, .mp4, .mkv): the main rendition's segments concatenated when they are
+    /// already in it and nothing else is to be added (or ffmpeg is missing), else every rendition
+    /// (main, audio, merged subtitles) remuxed by `ffmpeg` with stream copy.
+    ///
+    /// - Parameters:
+    ///   - progress: Called with a rendition's folder, returns what receives its progress.
+    ///   - warning: Told what was left out and why.
+    /// - Returns: What the result adds to its line: `; remuxed with ffmpeg`, or what was left out.
+    /// - Throws: ``PackageExportError``, also when remuxing is needed and ffmpeg is missing.
+    static func write(
+        _ source: HLSPackage, from directory: URL, to destination: URL, ffmpeg: String?,
+        progress: (String) -> (PackageExportProgress) -> Void, warning: (String) -> Void
+    ) async throws -> String {
+        let lower = destination.lastPathComponent.lowercased()
+        let matroska = lower.hasSuffix(".mkv")
+        let wanted: SegmentContainer = lower.hasSuffix(".mp4") ? .fragmentedMP4 : .transportStream
+        // MPEG-TS output holds no text subtitles.
+        let subtitles = lower.hasSuffix(".ts") ? [] : source.subtitles
+        let container = PackageExporter.container(of: source.main, in: source)
+        if !matroska && container == wanted && ((source.audio.isEmpty && subtitles.isEmpty) || ffmpeg == nil) {
+            try PackageExporter.concatenate(
+                source.main, of: source, to: destination, progress: progress(source.main.folder))
+            let leftOut = (source.audio + subtitles).map(\.folder)
+            guard !leftOut.isEmpty else { return "" }
+            warning("\(leftOut.joined(separator: ", ")) not exported: adding them needs ffmpeg")
+            return "; alternative renditions left out (ffmpeg is not installed)"
+        }
+        guard let ffmpeg else {
+            throw PackageExportError(
+                "the segments are \(container == .fragmentedMP4 ? "fragmented MP4" : "MPEG-TS"); "
+                    + "writing \(destination.lastPathComponent) needs ffmpeg to remux (not installed); "
+                    + "export to .\(container.rawValue) instead")
+        }
+        var inputs: [URL] = []
+        defer { for input in inputs { try? FileManager.default.removeItem(at: input) } }
+        for (index, rendition) in ([source.main] + source.audio).enumerated() {
+            let kind = PackageExporter.container(of: rendition, in: source)
+            let input = URL(fileURLWithPath: destination.path + ".streamkit-part\(index).\(kind.rawValue)")
+            inputs.append(input)
+            try PackageExporter.concatenate(rendition, of: source, to: input, progress: progress(rendition.folder))
+        }
+        for rendition in subtitles {
+            let input = URL(fileURLWithPath: destination.path + ".streamkit-part\(inputs.count).vtt")
+            inputs.append(input)
+            try ExportCommand.writeMergedSubtitles(rendition, of: directory, to: input)
+        }
+        try await ExportCommand.runProcess(
+            ffmpeg,
+            ExportCommand.muxArguments(
+                inputs: inputs, audio: source.audio, subtitles: subtitles, matroska: matroska,
+                destination: destination))
+        return "; remuxed with ffmpeg"
+    }
+
+    /// What serve's player page calls for "download as mp4": the package in `folder` (id `id`)
+    /// written once to `exports`/ID.mp4 and kept while it is newer than the package's
+    /// `package.json` and `index.m3u8`; returns its path. Written under a name of its own and
+    /// renamed into place, so that two requests at once each get a whole file.
+    public static func mp4Exporter(
+        exports: String, environment: [String: String]
+    ) -> @Sendable (_ folder: String, _ id: String) async throws -> String {
+        { folder, id in
+            let destination = exports + "/" + id + ".mp4"
+            if let made = modified(destination),
+                [folder + "/package.json", folder + "/index.m3u8"].allSatisfy({ (modified($0) ?? 0) <= made })
+            {
+                return destination
+            }
+            try FileManager.default.createDirectory(
+                atPath: exports, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let temporary = exports + "/.\(id)-\(UUID().uuidString.prefix(8)).mp4"
+            defer { try? FileManager.default.removeItem(atPath: temporary) }
+            let packageFolder = URL(fileURLWithPath: folder, isDirectory: true)
+            _ = try await write(
+                try HLSPackage(directory: packageFolder), from: packageFolder,
+                to: URL(fileURLWithPath: temporary),
+                ffmpeg: ExternalTool.find("ffmpeg", environment: environment), progress: { _ in { _ in } },
+                warning: { _ in })
+            guard rename(temporary, destination) == 0 else {
+                throw PackageExportError(
+                    "cannot move the export into \(destination): \(String(cString: strerror(errno)))")
+            }
+            return destination
+        }
+    }
+
+    /// A file's modification time in seconds, if it exists.
+    private static func modified(_ path: String) -> Double? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9
+    }
+}
