@@ -36,6 +36,10 @@ public final class MediaServer: Sendable {
         /// file's path, for the player page's "Download as MP4" (`GET /watch/ID/video.mp4`); no
         /// such link or route when `nil`. `streamkit serve` gives ``PackageExport``'s.
         public var exportMP4: (@Sendable (_ folder: String, _ id: String) async throws -> String)?
+        /// Makes a poster for a package that has no cover of its own (a frame, as a JPEG file)
+        /// and returns the file's path, for the player page; none when `nil`. `streamkit serve`
+        /// gives one that runs ffmpeg when it is installed.
+        public var makePoster: (@Sendable (_ folder: String, _ id: String) async throws -> String)?
 
         /// Serves `libraryRoot` with the HTTP settings `http` (loopback, a free port by default),
         /// the queue `queue` reads, and the caching proxy when `cache` is given.
@@ -89,7 +93,7 @@ public final class MediaServer: Sendable {
             root: configuration.libraryRoot, rememberedItemsFile: configuration.libraryItemsFile)
         var router = try routes(
             for: library, queue: configuration.queue, allowedOrigins: configuration.http.allowedOrigins,
-            exportMP4: configuration.exportMP4)
+            exportMP4: configuration.exportMP4, makePoster: configuration.makePoster)
         if let cache = configuration.cache {
             router.append(
                 contentsOf: ProxyRoutes.routes(
@@ -122,7 +126,8 @@ public final class MediaServer: Sendable {
     /// `/api/` answers pages of `allowedOrigins` and of the server's own origin only (``CrossSiteCheck``).
     public static func routes(
         for library: MediaLibrary, queue: (@Sendable (QueueTaskRequest) throws -> QueueTaskPage)? = nil,
-        allowedOrigins: [String] = [], exportMP4: (@Sendable (String, String) async throws -> String)? = nil
+        allowedOrigins: [String] = [], exportMP4: (@Sendable (String, String) async throws -> String)? = nil,
+        makePoster: (@Sendable (String, String) async throws -> String)? = nil
     ) throws -> HTTPRouter {
         let files = try HTTPStaticFileResponder(root: library.root)
         let sites = CrossSiteCheck(allowedOrigins: allowedOrigins)
@@ -166,7 +171,26 @@ public final class MediaServer: Sendable {
                 return ContainedContent.contained(.text("No package \(id) in the library.\n", status: .notFound))
             }
             let tracks = PackageTracks.read(playlist: library.root + "/" + item.id + "/" + item.entry)
-            return page(.html(WatchPage.html(item: item, tracks: tracks, offersMP4: exportMP4 != nil)))
+            let folder = library.root + "/" + item.id
+            let hasPoster = makePoster != nil || PackagePoster.cover(in: folder) != nil
+            return page(
+                .html(WatchPage.html(item: item, tracks: tracks, offersMP4: exportMP4 != nil, hasPoster: hasPoster)))
+        }
+        // The package's cover (fetched with the download), else a frame `makePoster` makes.
+        router.get("/watch/:id/poster") { request in
+            let id = request.rawRouteParameter("id").flatMap { $0.removingPercentEncoding } ?? ""
+            guard let item = try library.items().first(where: { $0.id == id }) else {
+                return ContainedContent.contained(.text("No package \(id) in the library.\n", status: .notFound))
+            }
+            let folder = library.root + "/" + item.id
+            var file = PackagePoster.cover(in: folder)
+            if file == nil, let makePoster { file = try? await makePoster(folder, item.id) }
+            guard let file, let region = try? HTTPFileRegion(path: file) else {
+                return page(.text("No poster for \(id).\n", status: .notFound))
+            }
+            return page(
+                HTTPServerResponse(
+                    status: .ok, headers: ["Content-Type": PackagePoster.contentType(of: file)], body: .file(region)))
         }
         if let exportMP4 {
             // The package as one MP4 file, written on the first request and kept (see

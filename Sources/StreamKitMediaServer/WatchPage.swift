@@ -11,7 +11,9 @@ enum WatchPage {
     static let contentSecurityPolicy = "default-src 'self'"
 
     /// The page; `offersMP4` adds the "Download as MP4" link (``MediaServer/Configuration/exportMP4``).
-    static func html(item: MediaLibraryItem, tracks: PackageTracks, offersMP4: Bool = false) -> String {
+    static func html(
+        item: MediaLibraryItem, tracks: PackageTracks, offersMP4: Bool = false, hasPoster: Bool = false
+    ) -> String {
         let escape = LibraryPage.escape
         var facts = [LibraryPage.formatSize(item.size), item.state]
         if let duration = item.duration { facts.insert(LibraryPage.formatDuration(duration), at: 0) }
@@ -45,7 +47,8 @@ enum WatchPage {
             <nav><a href="/">Library</a></nav>
             <main>
             <h1>\(escape(item.title))</h1>
-            <video id="player" controls preload="metadata" src="\(playlist)" aria-label="\(escape(item.title))"></video>
+            <video id="player" controls preload="metadata" src="\(playlist)"\
+            \(hasPoster ? " poster=\"/watch/\(escape(MediaLibrary.encodePathComponent(item.id)))/poster\"" : "") aria-label="\(escape(item.title))"></video>
             <p id="support" role="status" hidden>This browser does not play HLS itself. Open \
             <a href="\(playlist)">the playlist</a> in a player, or run <code>streamkit play</code> on its URL.</p>
             <p>\(escape(facts.joined(separator: " · ")))</p>

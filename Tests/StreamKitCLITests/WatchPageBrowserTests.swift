@@ -85,4 +85,64 @@ import Testing
         #expect(playback.error == 0)
         #expect(!playback.noted)
     }
+
+    /// A package's poster: the cover its task named (`queue add --thumbnail`), fetched with the
+    /// download and kept in the package; else a frame ffmpeg takes, kept in the home's exports.
+    @Test func postersComeFromTheCoverElseFromAFrame() async throws {
+        let home = try TestRun.makeTemporaryDirectory("poster-home")
+        let fixture = try await Fixtures.shared.fixture(FixtureRecipe(.hlsTS))
+        // The origin serves the stream and a cover picture beside it.
+        let www = try TestRun.makeTemporaryDirectory("poster-www")
+        try FileManager.default.createSymbolicLink(
+            atPath: www.appendingPathComponent("stream").path, withDestinationPath: fixture.directory.path)
+        try await Tool.ffmpeg.run([
+            "-v", "error", "-f", "lavfi", "-i", "color=c=red:s=64x48", "-frames:v", "1",
+            www.appendingPathComponent("cover.png").path,
+        ])
+        let cover = try Data(contentsOf: www.appendingPathComponent("cover.png"))
+        let origin = try await Nginx.static(root: www)
+        let stream = origin.url("stream/" + fixture.recipe.entry).absoluteString
+        func streamkit(_ arguments: [String]) async -> (ExitCode, String, String) {
+            let context = CommandContext.capturing()
+            let code = await CommandRunner.run(
+                StreamKitCommand.self, arguments: arguments + ["--home", home.path], context: context)
+            return (code, context.output.text, context.errorOutput.text)
+        }
+        let (added, withCover, addError) = await streamkit([
+            "queue", "add", stream, "--title", "With cover", "--thumbnail", origin.url("cover.png").absoluteString,
+            "--start",
+        ])
+        #expect(added == .success, "\(addError)")
+        let (ran, _, runError) = await streamkit(["queue", "run", "--exit-when-done"])
+        #expect(ran == .success, "\(runError)")
+        let (downloaded, _, downloadError) = await streamkit(["download", stream, "--variant", "worst"])
+        #expect(downloaded == .success, "\(downloadError)")
+        await origin.stop()
+
+        let libraryRoot = home.appendingPathComponent("library").path
+        let ids = try FileManager.default.contentsOfDirectory(atPath: libraryRoot)
+        let coverID = withCover.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(ids.count == 2 && ids.contains(coverID), "\(ids)")
+        let frameID = try #require(ids.first { $0 != coverID })
+        #expect(try Data(contentsOf: URL(fileURLWithPath: libraryRoot + "/\(coverID)/poster.png")) == cover)
+
+        var configuration = MediaServer.Configuration(libraryRoot: libraryRoot)
+        let exports = home.appendingPathComponent("exports").path
+        configuration.makePoster = PackageExport.posterMaker(exports: exports, ffmpeg: try Tool.ffmpeg.requirePath())
+        let server = try MediaServer.start(configuration: configuration)
+        let client = try HTTPClient()
+        let (coverHead, coverBody) = try await client.data(
+            for: HTTPClientRequest(url: server.baseURL + "watch/\(coverID)/poster"))
+        let (frameHead, frameBody) = try await client.data(
+            for: HTTPClientRequest(url: server.baseURL + "watch/\(frameID)/poster"))
+        let (_, page) = try await client.data(for: HTTPClientRequest(url: server.baseURL + "watch/\(frameID)"))
+        await client.shutdown()
+        await server.shutdown(gracePeriod: .seconds(1))
+        #expect(coverHead.status.rawValue == 200 && coverHead.headers["Content-Type"] == "image/png")
+        #expect(Data(coverBody) == cover)
+        #expect(frameHead.status.rawValue == 200 && frameHead.headers["Content-Type"] == "image/jpeg")
+        #expect(Array(frameBody.prefix(3)) == [0xFF, 0xD8, 0xFF], "a JPEG")
+        #expect(FileManager.default.fileExists(atPath: exports + "/\(frameID).jpg"))
+        #expect(String(decoding: page, as: UTF8.self).contains("poster=\"/watch/\(frameID)/poster\""))
+    }
 }

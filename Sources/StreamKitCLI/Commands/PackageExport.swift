@@ -67,15 +67,8 @@ public enum PackageExport {
         exports: String, environment: [String: String]
     ) -> @Sendable (_ folder: String, _ id: String) async throws -> String {
         { folder, id in
-            let destination = exports + "/" + id + ".mp4"
-            if let made = modified(destination),
-                [folder + "/package.json", folder + "/index.m3u8"].allSatisfy({ (modified($0) ?? 0) <= made })
-            {
-                return destination
-            }
-            try FileManager.default.createDirectory(
-                atPath: exports, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let temporary = exports + "/.\(id)-\(UUID().uuidString.prefix(8)).mp4"
+            let (destination, temporary) = try place(id + ".mp4", in: exports)
+            if isKept(destination, for: folder) { return destination }
             defer { try? FileManager.default.removeItem(atPath: temporary) }
             let packageFolder = URL(fileURLWithPath: folder, isDirectory: true)
             _ = try await write(
@@ -89,6 +82,47 @@ public enum PackageExport {
             }
             return destination
         }
+    }
+
+    /// What serve's player page calls for the poster of a package without a cover: one frame,
+    /// a second in (or the first, for a shorter package), at most 640 pixels wide, taken by
+    /// `ffmpeg` from the package's playlist and kept as `exports`/ID.jpg while newer than the
+    /// package's `package.json` and `index.m3u8`; returns its path.
+    public static func posterMaker(
+        exports: String, ffmpeg: String
+    ) -> @Sendable (_ folder: String, _ id: String) async throws -> String {
+        { folder, id in
+            let (destination, temporary) = try place(id + ".jpg", in: exports)
+            if isKept(destination, for: folder) { return destination }
+            defer { try? FileManager.default.removeItem(atPath: temporary) }
+            // Local files only (segments, keys, maps of the package), whatever their extension.
+            let input = [
+                "-nostdin", "-v", "error", "-protocol_whitelist", "file,crypto,data", "-allowed_extensions", "ALL",
+            ]
+            let output = ["-frames:v", "1", "-vf", "scale='min(640,iw)':-2", "-y", temporary]
+            for start in ["1", "0"] {
+                try? await ExportCommand.runProcess(
+                    ffmpeg, input + ["-ss", start, "-i", folder + "/index.m3u8"] + output)
+                let size = (try? FileManager.default.attributesOfItem(atPath: temporary)[.size] as? Int) ?? 0
+                if size > 0, rename(temporary, destination) == 0 { return destination }
+            }
+            throw PackageExportError("ffmpeg took no frame from \(folder)")
+        }
+    }
+
+    /// Where `name` is kept in `exports` (made 0700 if missing), and a temporary name of its own
+    /// beside it to write it under before renaming it into place.
+    private static func place(_ name: String, in exports: String) throws -> (destination: String, temporary: String) {
+        try FileManager.default.createDirectory(
+            atPath: exports, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return (exports + "/" + name, exports + "/.\(UUID().uuidString.prefix(8))-" + name)
+    }
+
+    /// Whether the file at `path` was made from the package in `folder` as it is now: it is
+    /// newer than the package's `package.json` and `index.m3u8`.
+    private static func isKept(_ path: String, for folder: String) -> Bool {
+        guard let made = modified(path) else { return false }
+        return [folder + "/package.json", folder + "/index.m3u8"].allSatisfy { (modified($0) ?? 0) <= made }
     }
 
     /// A file's modification time in seconds, if it exists.

@@ -107,6 +107,9 @@ struct ServeCommand: ParsableCommand {
             configuration.libraryItemsFile = homePath + "/library-items.json"
             configuration.exportMP4 = PackageExport.mp4Exporter(
                 exports: StreamKitHome.exports(in: homePath), environment: context.environment)
+            configuration.makePoster = ExternalTool.find("ffmpeg", environment: context.environment).map {
+                PackageExport.posterMaker(exports: StreamKitHome.exports(in: homePath), ffmpeg: $0)
+            }
             server = try MediaServer.start(configuration: configuration)
         } catch {
             await cache?.shutdown()

@@ -27,6 +27,14 @@ struct HLSTaskRunner: Sendable {
     /// - Throws: ``DownloadManagerError`` when the task fails, `CancellationError` when cancelled.
     func run(progress: ProgressGate.Sink, postProcessing: @escaping @Sendable (Double) -> Void) async throws {
         try await download(progress: progress)
+        if let cover = info.thumbnailURL {
+            // Only a cover the package lacks: a task run again keeps the one it fetched. Without
+            // the task's headers: the cover is often on another host, which must not get them.
+            let folder = info.location
+            if !PackageCover.names.contains(where: { FileManager.default.fileExists(atPath: folder + "/" + $0) }) {
+                _ = await PackageCover.fetch(cover, headers: [:], client: client, into: folder)
+            }
+        }
         if let format = info.subtitleFormat { try await mergeSubtitles(into: format) }
         if let exportPath = info.exportPath { try await export(to: exportPath, postProcessing: postProcessing) }
     }
