@@ -8,20 +8,33 @@ enum LibraryPage {
     static func html(items: [MediaLibraryItem], tasks: QueueTaskPage? = nil) -> String {
         var rows = ""
         for item in items {
+            // The raw figures ride on the row's delete button: the page's script sorts by them.
+            let id = escape(item.id)
             rows += """
                 <tr><td>\(escape(item.title))</td><td>\(escape(item.state))</td><td>\(formatSize(item.size))</td>\
                 <td>\(item.duration.map(formatDuration) ?? "")</td>\
                 <td><a href="\(escape(item.playPath))">\(escape(item.entry))</a></td>\
-                <td><a href="/watch/\(escape(MediaLibrary.encodePathComponent(item.id)))">watch</a></td></tr>
+                <td><a href="/watch/\(escape(MediaLibrary.encodePathComponent(item.id)))">watch</a></td>\
+                <td><button type="button" class="delete" data-id="\(id)" data-title="\(escape(item.title))" \
+                data-size="\(item.size)" data-duration="\(item.duration ?? 0)" \
+                aria-label="Delete \(escape(item.title))">Delete</button></td></tr>
 
                 """
         }
+        let size = items.reduce(Int64(0)) { $0 + $1.size }
+        let duration = items.reduce(0.0) { $0 + ($1.duration ?? 0) }
+        let count = items.count == 1 ? "1 item" : "\(formatCount(items.count)) items"
         let body =
             items.isEmpty
             ? "<p>The library is empty. Downloaded items appear here.</p>"
             : """
-            <table>
-            <thead><tr><th>Title</th><th>State</th><th>Size</th><th>Duration</th><th>Play</th><th>Watch</th></tr></thead>
+            <p id="totals">\(count) · \(formatSize(size)) · \(formatDuration(duration))</p>
+            <p><label for="filter">Filter</label> <input id="filter" type="search" autocomplete="off"></p>
+            <table id="items">
+            <thead><tr><th><button type="button" data-sort="title">Title</button></th><th>State</th>\
+            <th><button type="button" data-sort="size">Size</button></th>\
+            <th><button type="button" data-sort="duration">Duration</button></th><th>Play</th><th>Watch</th>\
+            <th>Remove</th></tr></thead>
             <tbody>
             \(rows)</tbody>
             </table>
@@ -31,19 +44,19 @@ enum LibraryPage {
             <html lang="en">
             <head>
             <meta charset="utf-8">
-            <meta http-equiv="refresh" content="5">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
             <title>StreamKit library</title>
-            <style>
-            body { font-family: system-ui, sans-serif; margin: 2em; }
-            table { border-collapse: collapse; }
-            th, td { padding: 0.3em 1em; text-align: left; border-bottom: 1px solid #ddd; white-space: nowrap; }
-            td.error { white-space: normal; }
-            </style>
+            <link rel="stylesheet" href="/static/app.css">
+            <script src="/static/library.js" defer></script>
             </head>
             <body>
             <h1>StreamKit library</h1>
+            <section id="library" aria-label="Library">
             \(body)
+            </section>
+            <section id="queue" aria-label="Download queue">
             \(tasks.map(queueSection) ?? "")
+            </section>
             </body>
             </html>
 

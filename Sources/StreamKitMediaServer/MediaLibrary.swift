@@ -203,6 +203,28 @@ public struct MediaLibrary: Sendable {
         return item
     }
 
+    /// Removes the item `id` with its files: its folder is renamed aside at once (a hidden name,
+    /// which no page lists) and deleted in the background.
+    ///
+    /// - Returns: Whether there was such an item.
+    /// - Throws: ``SystemError`` when the folder cannot be moved.
+    public func remove(_ id: String) throws -> Bool {
+        guard !id.isEmpty, !id.hasPrefix("."), !id.contains("/") else { return false }
+        let aside: String? = try known.look.withLock { _ in
+            guard try lookedUpItems().contains(where: { $0.id == id }) else { return nil }
+            let aside = root + "/.removed-" + UUID().uuidString
+            guard rename(root + "/" + id, aside) == 0 else { throw SystemError.current("rename", subject: id) }
+            known.items.withLock { $0[id] = nil }
+            known.listing.withLock { $0 = nil }
+            known.lastFullLook.withLock { $0 = nil }
+            known.changed.store(true, ordering: .relaxed)
+            return aside
+        }
+        guard let aside else { return false }
+        Task.detached(priority: .utility) { try? FileManager.default.removeItem(atPath: aside) }
+        return true
+    }
+
     /// What ``rememberedItemsFile`` holds: the library's root (items of another root are not
     /// taken) and each folder's known item.
     private struct Remembered: Codable {

@@ -136,7 +136,7 @@ public final class MediaServer: Sendable {
             // The tasks that need attention first, a bounded number: the page of a queue of ten
             // thousand costs what the page of a small one does.
             let tasks = try queue?(QueueTaskRequest(limit: LibraryPage.taskRows, unfinishedFirst: true))
-            return .html(LibraryPage.html(items: try library.items(), tasks: tasks))
+            return page(.html(LibraryPage.html(items: try library.items(), tasks: tasks)))
         }
         // The queue as JSON, a page at a time in queue order: `{"limit", "offset", "states", "tasks",
         // "total"}`, every field of ``QueueTaskSummary`` in `tasks`; empty without a queue.
@@ -162,6 +162,7 @@ public final class MediaServer: Sendable {
             if let failure { throw failure }
             return .json(json)
         }
+        router.append(contentsOf: LibraryRoutes.routes(library: library, sites: sites))
         // Whatever a download brought is content, never a page of ours (``ContainedContent``).
         // The player page of a package, and the files the server's pages use (nothing inline:
         // the pages run under `default-src 'self'`).
@@ -218,13 +219,19 @@ public final class MediaServer: Sendable {
             page(
                 HTTPServerResponse(
                     status: .ok, headers: ["Content-Type": "text/css; charset=utf-8"],
-                    body: .bytes(Array(WatchPage.stylesheet.utf8))))
+                    body: .bytes(Array(PageAssets.stylesheet.utf8))))
         }
         router.get("/static/watch.js") { _ in
             page(
                 HTTPServerResponse(
                     status: .ok, headers: ["Content-Type": "text/javascript; charset=utf-8"],
-                    body: .bytes(Array(WatchPage.script.utf8))))
+                    body: .bytes(Array(PageAssets.watchScript.utf8))))
+        }
+        router.get("/static/library.js") { _ in
+            page(
+                HTTPServerResponse(
+                    status: .ok, headers: ["Content-Type": "text/javascript; charset=utf-8"],
+                    body: .bytes(Array(PageAssets.libraryScript.utf8))))
         }
         router.get("/library") { _ in ContainedContent.contained(.redirect(to: "/")) }
         router.get("/library/:id") { request in

@@ -78,33 +78,4 @@ enum WatchPage {
         let tenths = (bitsPerSecond + 50_000) / 100_000
         return "\(tenths / 10).\(tenths % 10) Mbit/s"
     }
-
-    /// The pages' style: readable from 360 to 1440 pixels wide, no horizontal scroll.
-    static let stylesheet = """
-        body { font-family: system-ui, sans-serif; margin: 0 auto; padding: 1em; max-width: 72em; }
-        nav { margin-bottom: 1em; }
-        h1 { font-size: 1.5em; overflow-wrap: anywhere; }
-        video { display: block; width: 100%; max-height: 80vh; background: #000; }
-        a, code { overflow-wrap: anywhere; }
-        ul { padding-left: 1.2em; }
-
-        """
-
-    /// The player page's script: says so when the browser cannot play HLS or the package fails.
-    static let script = """
-        "use strict";
-        // The package plays in the browser's own HLS support; where there is none, the page
-        // points to the playlist and `streamkit play` instead.
-        const video = document.getElementById("player");
-        const support = document.getElementById("support");
-        if (video && support) {
-            if (!video.canPlayType("application/vnd.apple.mpegurl")) {
-                support.hidden = false;
-            }
-            video.addEventListener("error", () => {
-                support.hidden = false;
-            });
-        }
-
-        """
 }
