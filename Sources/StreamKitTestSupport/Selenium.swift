@@ -24,10 +24,12 @@ public enum Selenium {
     /// - Parameters:
     ///   - prepare: JavaScript run on each page once it has loaded (a user's first action).
     ///   - probe: JavaScript run after `settle` whose return value is kept as JSON (``Visit/probe``).
+    ///   - width: The window's width in CSS pixels (its height 800); Chromium's default when `nil`.
+    ///   - screenshots: Whether each page is saved as `directory`/page-N.png (N from 1) after `settle`.
     /// - Throws: ``TestSupportError`` when the driver or Python is missing, or the browser fails.
     public static func visit(
         _ urls: [String], settle: Duration = .seconds(3), directory: URL, prepare: String = "",
-        probe: String = ""
+        probe: String = "", width: Int? = nil, screenshots: Bool = false
     ) async throws -> [Visit] {
         _ = try Tool.selenium.requirePath()
         let script = directory.appendingPathComponent("visit.py")
@@ -40,7 +42,7 @@ public enum Selenium {
             executable: "/usr/bin/python3",
             arguments: [
                 script.path, downloads.path, "\(seconds)", directory.appendingPathComponent("chromedriver.log").path,
-                prepare, probe,
+                prepare, probe, width.map(String.init) ?? "", screenshots ? directory.path : "",
             ] + urls, workingDirectory: directory, logName: "selenium")
         let status: Int32
         do {
@@ -65,7 +67,7 @@ public enum Selenium {
         from selenium.common.exceptions import TimeoutException
         from selenium.webdriver.chrome.service import Service
 
-        downloads, settle, log, prepare, probe, *urls = sys.argv[1:]
+        downloads, settle, log, prepare, probe, width, shots, *urls = sys.argv[1:]
         options = webdriver.ChromeOptions()
         for argument in ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                          "--no-first-run", "--autoplay-policy=no-user-gesture-required"]:
@@ -74,6 +76,11 @@ public enum Selenium {
             "prefs", {"download.default_directory": downloads, "download.prompt_for_download": False})
         driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver", log_path=log), options=options)
         driver.set_page_load_timeout(30)
+        if width:
+            # The window's outer size is set; the page's width is made exact from what it reports.
+            driver.set_window_size(int(width), 800)
+            inner = driver.execute_script("return window.innerWidth")
+            driver.set_window_size(2 * int(width) - inner, 800)
         visits = []
         try:
             for url in urls:
@@ -85,6 +92,8 @@ public enum Selenium {
                     driver.execute_script(prepare)
                 time.sleep(float(settle))
                 result = json.dumps(driver.execute_script(probe)) if probe else None
+                if shots:
+                    driver.save_screenshot(f"{shots}/page-{len(visits) + 1}.png")
                 visits.append({"url": url, "location": driver.current_url, "title": driver.title,
                                "html": driver.page_source[:20000], "probe": result})
         finally:
