@@ -31,10 +31,10 @@ enum LibraryPage {
             <p id="totals">\(count) · \(formatSize(size)) · \(formatDuration(duration))</p>
             <p><label for="filter">Filter</label> <input id="filter" type="search" autocomplete="off"></p>
             <table id="items">
-            <thead><tr><th><button type="button" data-sort="title">Title</button></th><th>State</th>\
+            <thead><tr><th><button type="button" data-sort="title">Title</button></th><th class="plain">State</th>\
             <th><button type="button" data-sort="size">Size</button></th>\
-            <th><button type="button" data-sort="duration">Duration</button></th><th>Play</th><th>Watch</th>\
-            <th>Remove</th></tr></thead>
+            <th><button type="button" data-sort="duration">Duration</button></th><th class="plain">Play</th>\
+            <th class="plain">Watch</th><th class="plain">Remove</th></tr></thead>
             <tbody>
             \(rows)</tbody>
             </table>

@@ -16,6 +16,15 @@ enum PageAssets {
         td.error { white-space: normal; }
         th button { font: inherit; font-weight: bold; border: 0; background: none; padding: 0; cursor: pointer; }
         input[type=search] { font: inherit; max-width: 100%; }
+        /* A phone: each row a block of lines, the sort buttons in a row above. */
+        @media (max-width: 40em) {
+            table, tbody, tr, td { display: block; }
+            thead tr { display: flex; flex-wrap: wrap; gap: 0.3em 1em; }
+            thead th { display: block; padding: 0.3em 0; border: 0; }
+            thead th.plain, #queue thead { display: none; }
+            tr { border-bottom: 1px solid #ddd; padding: 0.4em 0; }
+            td { border: 0; padding: 0.1em 0; white-space: normal; overflow-wrap: anywhere; }
+        }
 
         """
 
@@ -31,7 +40,8 @@ enum PageAssets {
                 support.hidden = false;
             }
             video.addEventListener("error", () => {
-                support.hidden = false;
+                const failed = document.getElementById("failed");
+                if (failed) { failed.hidden = false; }
             });
         }
 

@@ -51,6 +51,8 @@ enum WatchPage {
             \(hasPoster ? " poster=\"/watch/\(escape(MediaLibrary.encodePathComponent(item.id)))/poster\"" : "") aria-label="\(escape(item.title))"></video>
             <p id="support" role="status" hidden>This browser does not play HLS itself. Open \
             <a href="\(playlist)">the playlist</a> in a player, or run <code>streamkit play</code> on its URL.</p>
+            <p id="failed" role="status" hidden>The browser could not play this package: open \
+            <a href="\(playlist)">the playlist</a> in a player.</p>
             <p>\(escape(facts.joined(separator: " · ")))</p>
             \(details)<p>Playlist: <a href="\(playlist)">\(playlist)</a></p>
             \(offersMP4 ? "<p><a href=\"/watch/\(escape(MediaLibrary.encodePathComponent(item.id)))/video.mp4\" download>Download as MP4</a></p>" : "")

@@ -161,3 +161,39 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: root.path + "/b/index.m3u8"))
     }
 }
+
+/// The server's pages at a phone's width and a desktop's: nothing scrolls sideways, and each is
+/// saved as a screenshot in a folder the test prints.
+@Suite(.requires(.chromium, .selenium)) struct PageLayoutBrowserTests {
+    @Test(arguments: [360, 1440]) func pagesFitTheWindow(width: Int) async throws {
+        let root = try TestRun.makeTemporaryDirectory("layout-library")
+        let package = URL(fileURLWithPath: root.path + "/a-package")
+        try FileManager.default.createDirectory(at: package, withIntermediateDirectories: true)
+        try "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\n0.ts\n#EXT-X-ENDLIST\n".write(
+            to: package.appendingPathComponent("index.m3u8"), atomically: true, encoding: .utf8)
+        let title = "A rather long title of a show that goes on and on, as the titles of some shows do"
+        try #"{"title":"\#(title)"}"#.write(
+            to: package.appendingPathComponent("package.json"), atomically: true, encoding: .utf8)
+        let server = try MediaServer.start(configuration: MediaServer.Configuration(libraryRoot: root.path))
+        let directory = try TestRun.makeTemporaryDirectory("layout-\(width)")
+        let visits = try await Selenium.visit(
+            [server.baseURL, server.baseURL + "watch/a-package"], settle: .seconds(1), directory: directory,
+            probe: """
+                const page = document.documentElement;
+                return {width: window.innerWidth, sideways: page.scrollWidth > page.clientWidth};
+                """, width: width, screenshots: true)
+        await server.shutdown(gracePeriod: .seconds(1))
+        print("screenshots at \(width) px: \(directory.path)")
+        struct Layout: Decodable {
+            var width: Int
+            var sideways: Bool
+        }
+        for (index, visit) in visits.enumerated() {
+            let layout = try JSONDecoder().decode(Layout.self, from: Data(try #require(visit.probe).utf8))
+            #expect(layout.width == width, "\(visit.url)")
+            #expect(!layout.sideways, "\(visit.url) scrolls sideways at \(width) px")
+            let png = try Data(contentsOf: directory.appendingPathComponent("page-\(index + 1).png"))
+            #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 2_000)
+        }
+    }
+}

@@ -71,7 +71,7 @@ import Testing
             probe: """
                 const v = document.getElementById('player');
                 return {time: v.currentTime, error: v.error ? v.error.code : 0,
-                        noted: !document.getElementById('support').hidden};
+                        noted: !document.getElementById('support').hidden || !document.getElementById('failed').hidden};
                 """)
         await server.shutdown(gracePeriod: .seconds(1))
         struct Playback: Decodable {
