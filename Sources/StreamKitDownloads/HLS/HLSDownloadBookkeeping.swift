@@ -76,10 +76,15 @@ struct HLSDownloadBookkeeping: Sendable {
     mutating func filesPlanned(_ newFiles: [PlannedFile]) -> [Int] {
         var indices: [Int] = []
         indices.reserveCapacity(newFiles.count)
-        // Grown by what is planned, not doubled: at planning, a doubling's two buffers of a long
-        // playlist's files were the largest part of the download's peak memory.
-        files.reserveCapacity(files.count + newFiles.count)
-        states.reserveCapacity(states.count + newFiles.count)
+        // A long playlist's files planned at once take exactly their room: at planning, a
+        // doubling's two buffers were the largest part of the download's peak memory. Room is
+        // still doubled when a few are added (a live recording's reloads): reserving exactly
+        // what each adds would copy every file at every reload.
+        let needed = files.count + newFiles.count
+        if files.capacity < needed {
+            files.reserveCapacity(Swift.max(needed, files.capacity * 2))
+            states.reserveCapacity(Swift.max(needed, files.capacity))
+        }
         for file in newFiles {
             if let existing = fileIndex[file.path] {
                 indices.append(existing)
