@@ -37,21 +37,25 @@ public enum Selenium {
         let downloads = directory.appendingPathComponent("downloads")
         try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
         let seconds = Double(settle.components.seconds) + Double(settle.components.attoseconds) / 1e18
-        // Debian's Python, which has the bindings (not whichever python3 comes first on PATH).
-        let process = try ChildProcess(
-            executable: "/usr/bin/python3",
-            arguments: [
-                script.path, downloads.path, "\(seconds)", directory.appendingPathComponent("chromedriver.log").path,
-                prepare, probe, width.map(String.init) ?? "", screenshots ? directory.path : "",
-            ] + urls, workingDirectory: directory, logName: "selenium")
-        let status: Int32
-        do {
-            status = try await process.wait(timeout: .seconds(60 + 40 * urls.count))
-        } catch {
-            await process.stop(timeout: .seconds(1))
-            throw error
+        // One browser at a time (``BrowserGate``); Debian's Python, which has the bindings (not
+        // whichever python3 comes first on PATH).
+        let (status, output) = try await BrowserGate.run {
+            () async throws -> (Int32, (standardOutput: String, standardError: String)) in
+            let process = try ChildProcess(
+                executable: "/usr/bin/python3",
+                arguments: [
+                    script.path, downloads.path, "\(seconds)",
+                    directory.appendingPathComponent("chromedriver.log").path,
+                    prepare, probe, width.map(String.init) ?? "", screenshots ? directory.path : "",
+                ] + urls, workingDirectory: directory, logName: "selenium")
+            do {
+                let status = try await process.wait(timeout: .seconds(60 + 40 * urls.count))
+                return (status, (process.standardOutput, process.standardError))
+            } catch {
+                await process.stop(timeout: .seconds(1))
+                throw error
+            }
         }
-        let output = (standardOutput: process.standardOutput, standardError: process.standardError)
         guard status == 0 else {
             throw TestSupportError("the browser exited with \(status):\n\(output.standardError.suffix(2_000))")
         }

@@ -48,10 +48,15 @@ import Testing
             "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
             "--user-data-dir=\(directory.appendingPathComponent("profile").path)", "--window-size=1000,700",
         ]
-        let dom = try await Tool.chromium.run(common + ["--dump-dom", server.baseURL], timeout: .seconds(90))
-        try await Tool.chromium.run(
-            common + ["--screenshot=\(screenshot.path)", server.baseURL], timeout: .seconds(90),
-            workingDirectory: directory)
+        let baseURL = server.baseURL
+        let dom = try await BrowserGate.run {
+            try await Tool.chromium.run(common + ["--dump-dom", baseURL], timeout: .seconds(90))
+        }
+        _ = try await BrowserGate.run {
+            try await Tool.chromium.run(
+                common + ["--screenshot=\(screenshot.path)", baseURL], timeout: .seconds(90),
+                workingDirectory: directory)
+        }
         let client = try HTTPClient()
         let (apiHead, apiBody) = try await client.data(for: HTTPClientRequest(url: server.baseURL + "api/tasks"))
         await client.shutdown()
