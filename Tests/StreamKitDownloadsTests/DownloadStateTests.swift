@@ -120,6 +120,27 @@ struct DownloadStateTests {
         #expect(board.requestedEnd[2] == 950)
     }
 
+    /// A window grown past a connection's share of the file asks for that share only: one
+    /// connection that fetches fast before the others start leaves them bytes to take.
+    @Test func aRequestNeverAsksForMoreThanAConnectionsShare() {
+        var window = RangedFileDownloader.Window()
+        window.requestTook(.milliseconds(10), fullWindow: true)
+        #expect(window.bytes == 2 << 20)
+        let size = window.bytes(forLength: 4 << 20, connections: 4, 256 << 10)
+        #expect(size == 1 << 20)
+        #expect(window.bytes(forLength: 1 << 30, connections: 4, 256 << 10) == 2 << 20)
+        #expect(window.bytes(forLength: 100, connections: 4, 256 << 10) == 256 << 10)
+        var board = PieceBoard(length: 4 << 20, done: ByteRangeSet(), minimumSteal: 256 << 10)
+        for start in [Int64(0), 1 << 20] {
+            let piece = board.request(0, window: size)
+            #expect(piece == ByteRange(start, start + (1 << 20)))
+            _ = board.claim(0, piece!)
+            board.markDone(piece!)
+        }
+        // The late connection takes the upper half of what connection 0 has not asked for.
+        #expect(board.request(1, window: size) == ByteRange(3 << 20, 4 << 20))
+    }
+
     /// Bytes claimed and being written are nobody else's: not free, so not handed out again,
     /// until they are done (or the writer fails, when they are free again).
     @Test func bytesBeingWrittenAreNotFree() {

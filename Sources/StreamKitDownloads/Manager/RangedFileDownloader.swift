@@ -268,6 +268,13 @@ final class RangedFileDownloader: Sendable {
     struct Window {
         private(set) var bytes: Int64 = RangedFileDownloader.firstWindow
 
+        /// The next request's size for a file of `length` bytes: the window, but never more than
+        /// one connection's share of the file (nor less than `minimum`), so that a connection that
+        /// starts late (a busy machine) still finds bytes nobody has asked for.
+        func bytes(forLength length: Int64, connections: Int, _ minimum: Int64) -> Int64 {
+            min(bytes, max(minimum, length / Int64(max(1, connections))))
+        }
+
         mutating func requestTook(_ duration: Duration, fullWindow: Bool) {
             if duration < .milliseconds(500) {
                 if fullWindow { bytes = min(bytes * 2, 64 << 20) }
@@ -282,12 +289,13 @@ final class RangedFileDownloader: Sendable {
         var window = Window()
         while true {
             try Task.checkCancellation()
-            let size = window.bytes
-            let next: (ByteRange, HTTPClientRequest.IfRange?)? = shared.withLock { shared in
+            let next: (ByteRange, HTTPClientRequest.IfRange?, Int64)? = shared.withLock { shared in
+                guard let board = shared.board else { return nil }
+                let size = window.bytes(forLength: board.length, connections: options.connections, options.minimumSteal)
                 guard let piece = shared.board?.request(worker, window: size) else { return nil }
-                return (piece, shared.state.validator)
+                return (piece, shared.state.validator, size)
             }
-            guard let (piece, validator) = next else { return }
+            guard let (piece, validator, size) = next else { return }
             var request = HTTPClientRequest(url: url, headers: headers)
             request.range = .closed(first: piece.lowerBound, last: piece.upperBound - 1)
             request.ifRange = validator
