@@ -17,12 +17,15 @@ struct HTTPRequestDispatcher: Sendable {
     let allowedOrigins: Set<String>
     let access: HTTPAccessControl
     let logger: Logger
+    /// Where errors are answered as JSON (``HTTPServerConfiguration/jsonErrorPathPrefixes``).
+    let jsonErrorPathPrefixes: [String]
 
     /// A dispatcher; `readsNeedToken` for a server reachable from the network.
     init(
         router: HTTPRouter, hostPolicy: HTTPHostPolicy, allowedOrigins: [String], accessToken: String,
-        readsNeedToken: Bool, logger: Logger
+        readsNeedToken: Bool, jsonErrorPathPrefixes: [String] = [], logger: Logger
     ) {
+        self.jsonErrorPathPrefixes = jsonErrorPathPrefixes
         self.router = router
         self.hostPolicy = hostPolicy
         self.allowedOrigins = Set(allowedOrigins.map { $0.lowercased() })
@@ -33,6 +36,25 @@ struct HTTPRequestDispatcher: Sendable {
     }
 
     func decide(_ request: HTTPServerRequest) -> Decision {
+        let decision = decideAsText(request)
+        guard jsonErrorPathPrefixes.contains(where: { request.head.path.hasPrefix($0) }) else { return decision }
+        switch decision {
+        case .respond(let response):
+            return .respond(response.jsonIfError())
+        case .runTask(let handler, let request):
+            let logger = logger
+            return .runTask(
+                { request in
+                    do {
+                        return try await handler(request).jsonIfError()
+                    } catch {
+                        return Self.errorResponse(error, logger: logger, request: request).jsonIfError()
+                    }
+                }, request)
+        }
+    }
+
+    private func decideAsText(_ request: HTTPServerRequest) -> Decision {
         let head = request.head
         let host = head.targetAuthority ?? head.headers["Host"] ?? ""
         guard hostPolicy.allows(host) else {
@@ -138,7 +160,7 @@ struct HTTPRequestDispatcher: Sendable {
         }
     }
 
-    private static func errorResponse(
+    static func errorResponse(
         _ error: any Error, logger: Logger, request: HTTPServerRequest
     )
         -> HTTPServerResponse

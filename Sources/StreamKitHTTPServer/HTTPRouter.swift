@@ -82,6 +82,11 @@ public struct HTTPRouter: Sendable {
         add(.put, pattern, handler: handler)
     }
 
+    /// Adds a PATCH route; it requires the access token.
+    public mutating func patch(_ pattern: String, handler: @escaping Handler) {
+        add(.patch, pattern, handler: handler)
+    }
+
     /// Adds a DELETE route; it requires the access token.
     public mutating func delete(_ pattern: String, handler: @escaping Handler) {
         add(.delete, pattern, handler: handler)

@@ -98,7 +98,7 @@ public final class HTTPServer: Sendable {
             router: router,
             hostPolicy: HTTPHostPolicy(listening: address, port: port, hostNames: configuration.hostNames),
             allowedOrigins: configuration.allowedOrigins, accessToken: token, readsNeedToken: reachable,
-            logger: logger)
+            jsonErrorPathPrefixes: configuration.jsonErrorPathPrefixes, logger: logger)
         var maximumConnections = max(1, configuration.maximumConnections)
         if let descriptors = ServerDescriptorLimit.raise() {
             let capacity = ServerDescriptorLimit.connectionCapacity(descriptors: descriptors)

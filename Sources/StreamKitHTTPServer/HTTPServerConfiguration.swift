@@ -47,6 +47,11 @@ public struct HTTPServerConfiguration: Sendable {
     /// The kernel send buffer of each connection (`SO_SNDBUF`); the kernel sizes it itself
     /// (up to 4 MiB on Linux) when `nil`. A small one bounds what a stalled client can hold.
     public var socketSendBufferSize: Int?
+    /// Path prefixes (such as `/api/`) under which error answers are JSON, `{"error": MESSAGE,
+    /// "status": CODE}`, for scripts: the server's own refusals (token, host, method, no route)
+    /// and every ``HTTPResponseError`` or ``HTTPServerResponse/status(_:message:)`` a handler
+    /// gives. Elsewhere they are text.
+    public var jsonErrorPathPrefixes: [String] = []
 
     /// A configuration; every parameter is described by the property of the same name.
     public init(

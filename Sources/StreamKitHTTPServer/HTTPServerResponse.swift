@@ -36,6 +36,9 @@ public struct HTTPServerResponse: Sendable {
     public var headers: HTTPHeaders
     /// The body.
     public var body: Body
+    /// The explanation of an error or status answer made by ``status(_:message:)`` (empty when
+    /// it has none), so that the server can send it as JSON where JSON is expected.
+    var statusMessage: String?
 
     /// A response; 200 with no body unless told otherwise.
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = [:], body: Body = .empty) {
@@ -63,7 +66,33 @@ public struct HTTPServerResponse: Sendable {
 
     /// An error or status page: the code, reason phrase and an optional explanation, as text.
     public static func status(_ status: HTTPStatus, message: String? = nil) -> HTTPServerResponse {
-        text("\(status.rawValue) \(status.reasonPhrase)\n" + (message.map { "\($0)\n" } ?? ""), status: status)
+        var response = text(
+            "\(status.rawValue) \(status.reasonPhrase)\n" + (message.map { "\($0)\n" } ?? ""), status: status)
+        response.statusMessage = message ?? ""
+        return response
+    }
+
+    /// An error as JSON: `{"error": MESSAGE, "status": CODE}`, the message being the reason
+    /// phrase when none is given.
+    public static func jsonError(_ status: HTTPStatus, message: String? = nil) -> HTTPServerResponse {
+        let text = message.flatMap { $0.isEmpty ? nil : $0 } ?? status.reasonPhrase
+        let body = JSONWriter.bytes { writer in
+            writer.beginObject()
+            writer.field("error", text)
+            writer.field("status", Int(status.rawValue))
+            writer.endObject()
+        }
+        return .json(body, status: status)
+    }
+
+    /// This answer as JSON when it is an error or status page (``status(_:message:)``) with a
+    /// status of 400 or more; otherwise unchanged. Header fields it set (`Allow`,
+    /// `WWW-Authenticate`) are kept.
+    func jsonIfError() -> HTTPServerResponse {
+        guard let statusMessage, status.rawValue >= 400 else { return self }
+        var response = HTTPServerResponse.jsonError(status, message: statusMessage)
+        for (name, value) in headers where name.lowercased() != "content-type" { response.headers.add(name, value) }
+        return response
     }
 
     /// A redirect to `location` (302 unless another 3xx is given).
