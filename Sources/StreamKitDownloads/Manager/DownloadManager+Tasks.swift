@@ -176,21 +176,35 @@ extension DownloadManager {
         }
     }
 
-    /// Removes one task and deletes its files (whatever its state).
-    public func remove(_ id: String) async throws(DownloadManagerError) {
+    /// Removes one task (whatever its state) and deletes its files, or, with `keepingFiles`,
+    /// leaves them where they are: a package stays in the library, a file where it was written
+    /// (an unfinished file keeps its partial name).
+    public func remove(_ id: String, keepingFiles: Bool = false) async throws(DownloadManagerError) {
         guard let info = tasks[id] else { throw .unknownTask(id) }
         try move(id, to: .removing)
         if let runner = runners[id] {
             runner.cancel()
             await runner.value
         }
-        deleteFiles(of: info)
+        if !keepingFiles { deleteFiles(of: info) }
         TaskSecrets.remove(directory: directory, id: id)
         try index.delete(id)
         tasks[id] = nil
         forgetUnsaved(id)
         hub.setCallbacks(nil, for: id)
         emit(.removed(id: id))
+    }
+
+    /// Gives a task a new title (what lists and the library page show); saved at once.
+    public func setTitle(_ id: String, title: String) throws(DownloadManagerError) {
+        guard var info = tasks[id] else { throw .unknownTask(id) }
+        let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.count <= 500, !trimmed.contains(where: \.isNewline) else {
+            throw DownloadManagerError(.invalidArgument, "a title is one line of 1 to 500 characters", taskID: id)
+        }
+        info.title = trimmed
+        tasks[id] = info
+        persist(info)
     }
 
     /// Removes every task that has not succeeded, with its files; finished ones stay.

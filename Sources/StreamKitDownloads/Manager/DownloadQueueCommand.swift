@@ -20,8 +20,10 @@ public enum DownloadQueueCommand: Hashable, Sendable, Codable {
     case stop(String?)
     /// Retries a failed task.
     case retry(String)
-    /// Removes one task and its files.
-    case remove(String)
+    /// Removes one task and its files, or only the task with `keepFiles`.
+    case remove(String, keepFiles: Bool = false)
+    /// Gives a task a new title.
+    case setTitle(String, title: String)
     /// Removes every unfinished task.
     case removeUnfinished
     /// Changes the settings given (the others stay); answers with the settings after it.
@@ -149,6 +151,17 @@ public enum DownloadQueueRemote {
         }
     }
 
+    /// One task of the queue in `directory`, read from its index; `nil` when there is none.
+    public static func task(directory: URL, id: String) throws(DownloadManagerError) -> DownloadTaskInfo? {
+        let path = directory.appendingPathComponent("queue.sqlite").path
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        do {
+            return try DownloadIndex(path: path, createSchema: false).task(id)
+        } catch  where error.detail.contains("no such table") {
+            return nil  // a manager is creating the index this moment
+        }
+    }
+
     /// A page of the queue in `directory`: at most `limit` tasks after the first `offset`, in queue
     /// order or, with `unfinishedFirst`, the tasks not yet succeeded first (in queue order), then
     /// the succeeded ones, newest first; with how many tasks are in each state.
@@ -259,9 +272,12 @@ extension DownloadManager {
             case .retry(let id):
                 try retry(id)
                 return DownloadQueueAnswer(tasks: info(id).map { [$0] } ?? [])
-            case .remove(let id):
-                try await remove(id)
+            case .remove(let id, let keepFiles):
+                try await remove(id, keepingFiles: keepFiles)
                 return DownloadQueueAnswer(removed: [id])
+            case .setTitle(let id, let title):
+                try setTitle(id, title: title)
+                return DownloadQueueAnswer(tasks: info(id).map { [$0] } ?? [])
             case .removeUnfinished:
                 return DownloadQueueAnswer(removed: try await removeUnfinished())
             case .configure(let change):
