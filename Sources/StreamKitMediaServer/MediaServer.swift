@@ -40,6 +40,9 @@ public final class MediaServer: Sendable {
         /// and returns the file's path, for the player page; none when `nil`. `streamkit serve`
         /// gives one that runs ffmpeg when it is installed.
         public var makePoster: (@Sendable (_ folder: String, _ id: String) async throws -> String)?
+        /// Changes to the download queue the page and `/api/` may make (add, start, stop, remove,
+        /// retry, concurrency); none when `nil` (the queue is then only shown).
+        public var queueControl: QueueControl?
 
         /// Serves `libraryRoot` with the HTTP settings `http` (loopback, a free port by default),
         /// the queue `queue` reads, and the caching proxy when `cache` is given.
@@ -59,11 +62,13 @@ public final class MediaServer: Sendable {
     /// The library it serves.
     public let library: MediaLibrary
     private let warmUp: Task<Void, Never>?
+    private let feed: QueueEventFeed?
 
-    private init(http: HTTPServer, library: MediaLibrary, warmUp: Task<Void, Never>?) {
+    private init(http: HTTPServer, library: MediaLibrary, warmUp: Task<Void, Never>?, feed: QueueEventFeed?) {
         self.http = http
         self.library = library
         self.warmUp = warmUp
+        self.feed = feed
     }
 
     /// Returns once the proxy's warm-up (``Configuration/warmsUpProxy``) is over and everything
@@ -94,14 +99,31 @@ public final class MediaServer: Sendable {
         var router = try routes(
             for: library, queue: configuration.queue, allowedOrigins: configuration.http.allowedOrigins,
             exportMP4: configuration.exportMP4, makePoster: configuration.makePoster)
+        let sites = CrossSiteCheck(allowedOrigins: configuration.http.allowedOrigins)
+        // One reader of the queue for every page listening to its changes.
+        let feed = configuration.queue.map {
+            QueueEventFeed(request: QueueTaskRequest(limit: LibraryPage.taskRows, unfinishedFirst: true), read: $0)
+        }
+        router.append(
+            contentsOf: QueueRoutes.routes(
+                queue: configuration.queue, control: configuration.queueControl, feed: feed, sites: sites))
         if let cache = configuration.cache {
+            router.append(contentsOf: CacheRoutes.routes(cache: cache, sites: sites))
             router.append(
                 contentsOf: ProxyRoutes.routes(
                     cache: cache, allowedOrigins: configuration.http.allowedOrigins,
                     loopbackClientsOnly: !configuration.http.isLoopbackOnly))
         }
         router.append(contentsOf: additionalRoutes)
-        let http = try HTTPServer.start(configuration: configuration.http, router: router, logger: logger)
+        var http = configuration.http
+        http.jsonErrorPathPrefixes.append("/api/")
+        let server: HTTPServer
+        do {
+            server = try HTTPServer.start(configuration: http, router: router, logger: logger)
+        } catch {
+            feed?.close()
+            throw error
+        }
         var warmUp: Task<Void, Never>?
         if let cache = configuration.cache, configuration.warmsUpProxy {
             warmUp = ProxyWarmUp.start(client: cache.client, logger: logger)
@@ -109,7 +131,7 @@ public final class MediaServer: Sendable {
         // The library's items are read once in the background, so that the first page is answered
         // from memory; nothing waits for it (a page asked for meanwhile reads what it needs).
         Task.detached(priority: .utility) { library.warmUp() }
-        return MediaServer(http: http, library: library, warmUp: warmUp)
+        return MediaServer(http: server, library: library, warmUp: warmUp, feed: feed)
     }
 
     /// `response`, one of the server's own pages or their files, with the headers they need:
@@ -137,30 +159,6 @@ public final class MediaServer: Sendable {
             // thousand costs what the page of a small one does.
             let tasks = try queue?(QueueTaskRequest(limit: LibraryPage.taskRows, unfinishedFirst: true))
             return page(.html(LibraryPage.html(items: try library.items(), tasks: tasks)))
-        }
-        // The queue as JSON, a page at a time in queue order: `{"limit", "offset", "states", "tasks",
-        // "total"}`, every field of ``QueueTaskSummary`` in `tasks`; empty without a queue.
-        router.get("/api/tasks") { request in
-            // The queue names what the user downloads: not for other sites' pages.
-            try sites.check(request, serving: "/api/")
-            let offset = try Self.integer(request, "offset", default: 0, in: 0...Int(Int32.max))
-            let limit = try Self.integer(request, "limit", default: Self.taskPageLimit, in: 1...Self.taskPageLimit * 10)
-            let page =
-                try queue?(QueueTaskRequest(offset: offset, limit: limit)) ?? QueueTaskPage(tasks: [], states: [:])
-            struct Body: Encodable {
-                let limit: Int
-                let offset: Int
-                let states: [String: Int]
-                let tasks: [QueueTaskSummary]
-                let total: Int
-            }
-            let body = Body(limit: limit, offset: offset, states: page.states, tasks: page.tasks, total: page.total)
-            var failure: (any Error)?
-            let json = JSONWriter.bytes { writer in
-                do { try writer.encode(body, options: .init(sortedKeys: true)) } catch { failure = error }
-            }
-            if let failure { throw failure }
-            return .json(json)
         }
         router.append(contentsOf: LibraryRoutes.routes(library: library, sites: sites))
         // Whatever a download brought is content, never a page of ours (``ContainedContent``).
@@ -252,24 +250,18 @@ public final class MediaServer: Sendable {
         return router
     }
 
-    /// How many tasks `GET /api/tasks` answers when `limit=` does not say (at most ten times this).
-    public static let taskPageLimit = 1_000
-
-    /// The query parameter `name` as an integer in `range`, or `fallback` when absent.
-    private static func integer(
-        _ request: HTTPServerRequest, _ name: String, default fallback: Int, in range: ClosedRange<Int>
-    ) throws(HTTPResponseError) -> Int {
-        guard let text = request.queryValue(name) else { return fallback }
-        guard let value = Int(text), range.contains(value) else {
-            throw HTTPResponseError(
-                .badRequest, message: "\(name)= is a whole number from \(range.lowerBound) to \(range.upperBound)")
-        }
-        return value
+    /// Stops accepting and finishes the responses in flight (up to `gracePeriod`); event streams
+    /// end at once.
+    public func shutdown(gracePeriod: Duration = .seconds(10)) async {
+        feed?.close()
+        await http.shutdown(gracePeriod: gracePeriod)
     }
 
-    /// Stops accepting and finishes the responses in flight (up to `gracePeriod`).
-    public func shutdown(gracePeriod: Duration = .seconds(10)) async {
-        await http.shutdown(gracePeriod: gracePeriod)
+    /// Starts stopping (see ``shutdown(gracePeriod:)``) without waiting; ``waitUntilStopped()``
+    /// returns once it is done.
+    public func beginShutdown(gracePeriod: Duration = .seconds(10)) {
+        feed?.close()
+        http.beginShutdown(gracePeriod: gracePeriod)
     }
 
     /// Returns once the server has stopped.

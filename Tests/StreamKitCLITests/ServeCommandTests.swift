@@ -35,10 +35,14 @@ import Darwin
                 as a cookie, then runs until Ctrl-C: the first Ctrl-C (or SIGTERM) finishes the
                 responses in flight and exits 0; a second one stops at once and exits 130.
 
+                The page and the JSON API under /api/ (docs/API.md) add, start, stop, retry and
+                remove queue tasks, and pin and remove cache entries. Tasks run in the process
+                that runs the queue: `queue run`, or serve itself with --run-queue.
+
                 USAGE: streamkit serve [--root <dir>] [--home <dir>] [--host <address>]
                        [--port <port>] [--allow-origin <origin> ...] [--host-name <name> ...]
                        [--cache-limit <size>] [--cache-key <mode>] [--proxy-allow <ranges> ...]
-                       [--proxy-deny <ranges> ...]
+                       [--proxy-deny <ranges> ...] [--run-queue]
 
                 OPTIONS:
                   --root <dir>            The library to serve (default:
@@ -64,6 +68,8 @@ import Darwin
                                           all of them; public addresses stay allowed).
                   --proxy-deny <ranges>   Addresses the proxy may not connect to, such as
                                           10.0.0.0/8,fd00::/8.
+                  --run-queue             Also run the download queue, as `queue run` does, so
+                                          that tasks added from the page run.
                   -h, --help              Show help information.
 
                 EXAMPLES:

@@ -14,7 +14,12 @@ enum QueueAccess {
     ) async throws
         -> DownloadQueueAnswer
     {
-        let directory = directory(home, context)
+        try await perform(command, directory: directory(home, context))
+    }
+
+    /// Performs `command` on the queue in `directory`: directly when no process holds it, else
+    /// through the one that does.
+    static func perform(_ command: DownloadQueueCommand, directory: URL) async throws -> DownloadQueueAnswer {
         do {
             let manager = try await DownloadManager(
                 configuration: DownloadManagerConfiguration(directory: directory, runsTasks: false))

@@ -11,24 +11,36 @@ public enum QueueSummaries {
     public static func read(
         home: URL, libraryRoot: String, request: QueueTaskRequest = QueueTaskRequest(limit: .max)
     ) throws -> QueueTaskPage {
-        let library = URL(fileURLWithPath: libraryRoot, isDirectory: true).standardizedFileURL.path + "/"
+        let library = libraryPrefix(libraryRoot)
         let (tasks, states) = try DownloadQueueRemote.page(
             directory: home, offset: request.offset, limit: request.limit, unfinishedFirst: request.unfinishedFirst)
-        let summaries = tasks.map { task in
-            let folder = library + task.id
-            // Most locations are the library's folder as the queue wrote it: no URL made for them
-            // (ten thousand tasks at every request).
-            let playable =
-                task.kind != .file
-                && (task.location == folder || URL(fileURLWithPath: task.location).standardizedFileURL.path == folder)
-                && FileManager.default.fileExists(atPath: folder + "/" + MediaLibrary.entryName)
-            return QueueTaskSummary(
-                id: task.id, title: task.title, url: task.url, kind: task.kind.rawValue, state: task.state.rawValue,
-                progress: task.progress, bytesDone: task.bytesDone, bytesExpected: task.bytesExpected,
-                bytesPerSecond: task.bytesPerSecond, error: task.lastError,
-                playPath: playable ? "/library/\(task.id)/\(MediaLibrary.entryName)" : nil)
-        }
         return QueueTaskPage(
-            tasks: summaries, states: Dictionary(uniqueKeysWithValues: states.map { ($0.key.rawValue, $0.value) }))
+            tasks: tasks.map { summary($0, library: library) },
+            states: Dictionary(uniqueKeysWithValues: states.map { ($0.key.rawValue, $0.value) }))
+    }
+
+    /// One task as the server shows it, or `nil` when the queue has none of that id.
+    public static func task(home: URL, libraryRoot: String, id: String) throws -> QueueTaskSummary? {
+        try DownloadQueueRemote.task(directory: home, id: id).map { summary($0, library: libraryPrefix(libraryRoot)) }
+    }
+
+    /// `task` as the server shows it; `library` is the library's path with a final `/`.
+    static func summary(_ task: DownloadTaskInfo, library: String) -> QueueTaskSummary {
+        let folder = library + task.id
+        // Most locations are the library's folder as the queue wrote it: no URL made for them
+        // (ten thousand tasks at every request).
+        let playable =
+            task.kind != .file
+            && (task.location == folder || URL(fileURLWithPath: task.location).standardizedFileURL.path == folder)
+            && FileManager.default.fileExists(atPath: folder + "/" + MediaLibrary.entryName)
+        return QueueTaskSummary(
+            id: task.id, title: task.title, url: task.url, kind: task.kind.rawValue, state: task.state.rawValue,
+            progress: task.progress, bytesDone: task.bytesDone, bytesExpected: task.bytesExpected,
+            bytesPerSecond: task.bytesPerSecond, error: task.lastError,
+            playPath: playable ? "/library/\(task.id)/\(MediaLibrary.entryName)" : nil)
+    }
+
+    static func libraryPrefix(_ libraryRoot: String) -> String {
+        URL(fileURLWithPath: libraryRoot, isDirectory: true).standardizedFileURL.path + "/"
     }
 }

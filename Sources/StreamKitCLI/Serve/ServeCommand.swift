@@ -1,4 +1,5 @@
 import Foundation
+import StreamKitDownloads
 import StreamKitHTTPClient
 import StreamKitHTTPServer
 import StreamKitMediaCache
@@ -23,6 +24,10 @@ struct ServeCommand: ParsableCommand {
             require (every route, reads included, when --host is not loopback), and a sign-in URL \
             (?token=) that sets it as a cookie, then runs until Ctrl-C: the first Ctrl-C (or SIGTERM) finishes the responses in \
             flight and exits 0; a second one stops at once and exits 130.
+
+            The page and the JSON API under /api/ (docs/API.md) add, start, stop, retry and remove queue \
+            tasks, and pin and remove cache entries. Tasks run in the process that runs the queue: `queue \
+            run`, or serve itself with --run-queue.
             """,
         examples: [
             .init("Serve the library on the default port", "streamkit serve"),
@@ -55,6 +60,10 @@ struct ServeCommand: ParsableCommand {
         name: "proxy-deny", valueName: "ranges",
         help: "Addresses the proxy may not connect to, such as 10.0.0.0/8,fd00::/8.")
     var proxyDeny: [AddressRangeList] = []
+    @Flag(
+        name: "run-queue",
+        help: "Also run the download queue, as `queue run` does, so that tasks added from the page run.")
+    var runQueue = false
 
     init() {}
 
@@ -97,6 +106,21 @@ struct ServeCommand: ParsableCommand {
         let cache = try? CacheAccess.open(
             home: homePath, limit: cacheLimit, keys: cacheKey, destinations: destinations, context: context)
         if cache == nil { context.writeError("warning: serving without the caching proxy\n") }
+        // With --run-queue serve holds the queue and runs its tasks; the page's changes then go
+        // straight to it, and other processes' (`queue add`) come through its index.
+        var manager: DownloadManager?
+        if runQueue {
+            do {
+                manager = try await DownloadManager(
+                    configuration: DownloadManagerConfiguration(
+                        directory: queueHome, userAgent: "streamkit/\(streamKitVersion)",
+                        liveRecorder: QueueRTMPRecorder()))
+            } catch {
+                await cache?.shutdown()
+                context.writeError("error: cannot run the queue: \(error)\n")
+                throw ExitCode.failure
+            }
+        }
         let server: MediaServer
         do {
             var configuration = MediaServer.Configuration(
@@ -110,8 +134,13 @@ struct ServeCommand: ParsableCommand {
             configuration.makePoster = ExternalTool.find("ffmpeg", environment: context.environment).map {
                 PackageExport.posterMaker(exports: StreamKitHome.exports(in: homePath), ffmpeg: $0)
             }
+            configuration.queueControl =
+                ServeQueueControl(
+                    home: queueHome, libraryRoot: libraryRoot, manager: manager, environment: context.environment
+                ).control
             server = try MediaServer.start(configuration: configuration)
         } catch {
+            await manager?.close()
             await cache?.shutdown()
             context.writeError("error: cannot serve on \(host):\(port): \(error)\n")
             throw ExitCode.failure
@@ -139,7 +168,7 @@ struct ServeCommand: ParsableCommand {
             URL: \(server.baseURL)
             Token: \(server.accessToken)
             Sign-in URL: \(server.http.signInURL)
-            \(proxy)Press Ctrl-C to stop.
+            \(proxy)\(manager == nil ? "" : "Queue: running its tasks (\(queueHome.path))\n")Press Ctrl-C to stop.
 
             """)
 
@@ -150,15 +179,28 @@ struct ServeCommand: ParsableCommand {
                 count += 1
                 if count == 1 {
                     context.write("Stopping: finishing responses in flight (Ctrl-C again to stop at once).\n")
-                    server.http.beginShutdown(gracePeriod: .seconds(10))
+                    server.beginShutdown(gracePeriod: .seconds(10))
                 } else {
-                    server.http.beginShutdown(gracePeriod: .zero)
+                    server.beginShutdown(gracePeriod: .zero)
                     break
                 }
             }
             return count
         }
+        // Commands other processes post to the queue are looked for every 50 ms, as `queue run` does.
+        let queueLoop = manager.map { manager in
+            Task {
+                while !Task.isCancelled {
+                    await manager.serveRemoteCommands()
+                    try? await Task.sleep(for: .milliseconds(50))
+                }
+            }
+        }
         await server.waitUntilStopped()
+        queueLoop?.cancel()
+        await queueLoop?.value
+        // Running tasks come back ready, as after `queue run` is interrupted.
+        await manager?.close()
         await cache?.shutdown()
         stopRequests.cancel()
         let forced = await stopRequests.value > 1
