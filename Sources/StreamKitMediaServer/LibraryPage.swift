@@ -5,7 +5,15 @@ enum LibraryPage {
     /// The most tasks the page lists; `/api/tasks` and `queue list` give every one.
     static let taskRows = 200
 
-    static func html(items: [MediaLibraryItem], tasks: QueueTaskPage? = nil) -> String {
+    /// What the page can change besides the library: the queue (with a ``QueueControl``) and
+    /// the cache (with the caching proxy).
+    struct Controls: Hashable, Sendable {
+        var queue = false
+        var cache = false
+    }
+
+    static func html(items: [MediaLibraryItem], tasks: QueueTaskPage? = nil, controls: Controls = Controls()) -> String
+    {
         var rows = ""
         for item in items {
             // The raw figures ride on the row's delete button: the page's script sorts by them.
@@ -48,15 +56,16 @@ enum LibraryPage {
             <title>StreamKit library</title>
             <link rel="stylesheet" href="/static/app.css">
             <script src="/static/library.js" defer></script>
-            </head>
+            \(tasks != nil || controls.cache ? "<script src=\"/static/queue.js\" defer></script>\n" : "")</head>
             <body>
             <h1>StreamKit library</h1>
             <section id="library" aria-label="Library">
             \(body)
             </section>
             <section id="queue" aria-label="Download queue">
-            \(tasks.map(queueSection) ?? "")
+            \(tasks.map { queueSection($0, controls: controls.queue) } ?? "")
             </section>
+            \(controls.cache ? cacheSection : "")
             </body>
             </html>
 
@@ -66,12 +75,16 @@ enum LibraryPage {
     /// The download queue: how many tasks in each state, then each task's title, state, progress,
     /// size, speed and error, a play link once it is in the library: the unfinished tasks first,
     /// then the newest finished, at most ``taskRows`` of them.
-    static func queueSection(_ page: QueueTaskPage) -> String {
-        guard !page.tasks.isEmpty else { return "<h2>Download queue</h2>\n<p>The queue is empty.</p>" }
+    static func queueSection(_ page: QueueTaskPage, controls: Bool = false) -> String {
+        let form = controls ? queueForm : ""
+        guard !page.tasks.isEmpty || controls else { return "<h2>Download queue</h2>\n<p>The queue is empty.</p>" }
         let total = page.total
         let states = page.states.sorted { $0.key < $1.key }.map { "\(formatCount($0.value)) \(escape($0.key))" }
         var summary =
-            "<p>\(formatCount(total)) \(total == 1 ? "task" : "tasks"): \(states.joined(separator: ", ")).</p>"
+            page.tasks.isEmpty
+            ? "<p id=\"queue-summary\">The queue is empty.</p>"
+            : "<p id=\"queue-summary\">\(formatCount(total)) \(total == 1 ? "task" : "tasks"): "
+                + "\(states.joined(separator: ", ")).</p>"
         if page.tasks.count < total {
             summary += """
 
@@ -87,24 +100,79 @@ enum LibraryPage {
             let speed =
                 task.state == "running" && task.bytesPerSecond > 0 ? formatSize(Int64(task.bytesPerSecond)) + "/s" : ""
             let play = task.playPath.map { "<a href=\"\(escape($0))\">play</a>" } ?? ""
+            // The page's script rewrites a row from the events of `/api/events`, found by its id.
             rows += """
-                <tr><td>\(escape(task.title))</td><td>\(escape(task.state))</td>\
+                <tr data-id="\(escape(task.id))"><td>\(escape(task.title))</td><td>\(escape(task.state))</td>\
                 <td><progress max="100" value="\(percent)">\(percent)%</progress> \(percent)%</td>\
-                <td>\(size)</td><td>\(speed)</td><td class="error">\(escape(task.error ?? ""))</td><td>\(play)</td></tr>
+                <td>\(size)</td><td>\(speed)</td><td class="error">\(escape(task.error ?? ""))</td><td>\(play)</td>\
+                \(controls ? "<td>" + taskButtons(task) + "</td>" : "")</tr>
 
                 """
         }
         return """
             <h2>Download queue</h2>
-            \(summary)
-            <table>
+            \(form)\(summary)
+            <table id="tasks">
             <thead><tr><th>Title</th><th>State</th><th>Progress</th><th>Size</th><th>Speed</th><th>Error</th>\
-            <th>Play</th></tr></thead>
+            <th>Play</th>\(controls ? "<th>Actions</th>" : "")</tr></thead>
             <tbody>
             \(rows)</tbody>
             </table>
             """
     }
+
+    /// A task's buttons: the moves its state allows, and removal with or without its files. The
+    /// page's script makes the same ones for rows it adds.
+    static func taskButtons(_ task: QueueTaskSummary) -> String {
+        let title = escape(task.title)
+        var buttons: [String] = []
+        for (action, label, states) in [
+            ("start", "Start", ["stopped"]), ("stop", "Stop", ["ready", "running", "waiting"]),
+            ("retry", "Retry", ["failed"]),
+        ] where states.contains(task.state) {
+            buttons.append(
+                "<button type=\"button\" data-action=\"\(action)\" aria-label=\"\(label) \(title)\">\(label)</button>")
+        }
+        buttons.append("<button type=\"button\" data-action=\"remove\" aria-label=\"Remove \(title)\">Remove</button>")
+        buttons.append(
+            "<button type=\"button\" data-action=\"forget\" aria-label=\"Remove, keep files \(title)\">"
+                + "Remove, keep files</button>")
+        return buttons.joined(separator: " ")
+    }
+
+    /// Adding a URL (inspected first, for its variant, audio and subtitles), the number of tasks
+    /// at once, start and stop all; what runs the queue is filled in by the script.
+    static let queueForm = """
+        <form id="add-form">
+        <p><label for="add-url">URL</label> <input id="add-url" type="url" required \
+        placeholder="https://example.com/master.m3u8"> <button type="button" id="inspect">Inspect</button></p>
+        <p id="choices" hidden><label for="add-variant">Variant</label> <select id="add-variant"></select> \
+        <label for="add-audio">Audio</label> <select id="add-audio"></select> \
+        <label for="add-subtitles">Subtitles</label> <select id="add-subtitles"></select></p>
+        <p><label for="add-title">Title</label> <input id="add-title" type="text"> \
+        <label><input id="add-start" type="checkbox" checked> Start now</label> <button type="submit">Add</button></p>
+        <p id="add-status" role="status" aria-live="polite"></p>
+        </form>
+        <p><label for="concurrency">Tasks at once</label> <input id="concurrency" type="number" min="1" max="16"> \
+        <button type="button" id="set-concurrency">Set</button> <button type="button" id="start-all">Start all</button> \
+        <button type="button" id="stop-all">Stop all</button></p>
+        <p id="runner" role="status"></p>
+
+        """
+
+    /// The cache's section: the script lists its entries from `/api/cache`.
+    static let cacheSection = """
+        <section id="cache" aria-label="Cache">
+        <h2>Cache</h2>
+        <p id="cache-summary" role="status"></p>
+        <form id="pin-form"><p><label for="pin-url">Keep a URL</label> <input id="pin-url" type="url" required> \
+        <button type="submit">Pin</button> <button type="button" id="clear-cache">Clear the cache</button></p></form>
+        <table id="cache-entries">
+        <thead><tr><th>URL</th><th>Cached</th><th>Pinned</th><th>Actions</th></tr></thead>
+        <tbody></tbody>
+        </table>
+        </section>
+        """
 
     /// Text safe inside HTML elements and quoted attributes.
     static func escape(_ text: String) -> String {

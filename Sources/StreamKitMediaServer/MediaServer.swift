@@ -98,7 +98,8 @@ public final class MediaServer: Sendable {
             root: configuration.libraryRoot, rememberedItemsFile: configuration.libraryItemsFile)
         var router = try routes(
             for: library, queue: configuration.queue, allowedOrigins: configuration.http.allowedOrigins,
-            exportMP4: configuration.exportMP4, makePoster: configuration.makePoster)
+            exportMP4: configuration.exportMP4, makePoster: configuration.makePoster,
+            queueControls: configuration.queueControl != nil, cacheControls: configuration.cache != nil)
         let sites = CrossSiteCheck(allowedOrigins: configuration.http.allowedOrigins)
         // One reader of the queue for every page listening to its changes.
         let feed = configuration.queue.map {
@@ -144,12 +145,15 @@ public final class MediaServer: Sendable {
         return response
     }
 
-    /// The library's routes (and the queue's, when there is one), for composing into another router.
-    /// `/api/` answers pages of `allowedOrigins` and of the server's own origin only (``CrossSiteCheck``).
+    /// The library's routes and the server's pages, for composing into another router (``start``
+    /// adds the queue's and the cache's `/api/` routes). `/api/` answers pages of `allowedOrigins`
+    /// and of the server's own origin only (``CrossSiteCheck``). `queueControls` and
+    /// `cacheControls` say whether the page at `/` offers to change the queue and the cache.
     public static func routes(
         for library: MediaLibrary, queue: (@Sendable (QueueTaskRequest) throws -> QueueTaskPage)? = nil,
         allowedOrigins: [String] = [], exportMP4: (@Sendable (String, String) async throws -> String)? = nil,
-        makePoster: (@Sendable (String, String) async throws -> String)? = nil
+        makePoster: (@Sendable (String, String) async throws -> String)? = nil, queueControls: Bool = false,
+        cacheControls: Bool = false
     ) throws -> HTTPRouter {
         let files = try HTTPStaticFileResponder(root: library.root)
         let sites = CrossSiteCheck(allowedOrigins: allowedOrigins)
@@ -158,7 +162,8 @@ public final class MediaServer: Sendable {
             // The tasks that need attention first, a bounded number: the page of a queue of ten
             // thousand costs what the page of a small one does.
             let tasks = try queue?(QueueTaskRequest(limit: LibraryPage.taskRows, unfinishedFirst: true))
-            return page(.html(LibraryPage.html(items: try library.items(), tasks: tasks)))
+            let controls = LibraryPage.Controls(queue: queueControls && tasks != nil, cache: cacheControls)
+            return page(.html(LibraryPage.html(items: try library.items(), tasks: tasks, controls: controls)))
         }
         router.append(contentsOf: LibraryRoutes.routes(library: library, sites: sites))
         // Whatever a download brought is content, never a page of ours (``ContainedContent``).
@@ -213,23 +218,18 @@ public final class MediaServer: Sendable {
                 return page(response)
             }
         }
-        router.get("/static/app.css") { _ in
-            page(
-                HTTPServerResponse(
-                    status: .ok, headers: ["Content-Type": "text/css; charset=utf-8"],
-                    body: .bytes(Array(PageAssets.stylesheet.utf8))))
-        }
-        router.get("/static/watch.js") { _ in
-            page(
-                HTTPServerResponse(
-                    status: .ok, headers: ["Content-Type": "text/javascript; charset=utf-8"],
-                    body: .bytes(Array(PageAssets.watchScript.utf8))))
-        }
-        router.get("/static/library.js") { _ in
-            page(
-                HTTPServerResponse(
-                    status: .ok, headers: ["Content-Type": "text/javascript; charset=utf-8"],
-                    body: .bytes(Array(PageAssets.libraryScript.utf8))))
+        for (path, type, text) in [
+            ("/static/app.css", "text/css", PageAssets.stylesheet),
+            ("/static/watch.js", "text/javascript", PageAssets.watchScript),
+            ("/static/library.js", "text/javascript", PageAssets.libraryScript),
+            ("/static/queue.js", "text/javascript", PageAssets.queueScript),
+        ] {
+            let bytes = Array(text.utf8)
+            router.get(path) { _ in
+                page(
+                    HTTPServerResponse(
+                        status: .ok, headers: ["Content-Type": type + "; charset=utf-8"], body: .bytes(bytes)))
+            }
         }
         router.get("/library") { _ in ContainedContent.contained(.redirect(to: "/")) }
         router.get("/library/:id") { request in

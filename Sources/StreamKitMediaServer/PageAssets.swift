@@ -13,15 +13,18 @@ enum PageAssets {
         ul { padding-left: 1.2em; }
         table { border-collapse: collapse; display: block; overflow-x: auto; }
         th, td { padding: 0.3em 1em; text-align: left; border-bottom: 1px solid #ddd; white-space: nowrap; }
-        td.error { white-space: normal; }
+        td.error, #tasks td:last-child { white-space: normal; }
         th button { font: inherit; font-weight: bold; border: 0; background: none; padding: 0; cursor: pointer; }
-        input[type=search] { font: inherit; max-width: 100%; }
+        input[type=search], input[type=url], input[type=text], select { font: inherit; max-width: 100%; }
+        input[type=url] { width: 30em; }
+        td button { margin: 0.1em 0; }
+        #add-status.failed, #cache-summary.failed { color: #a00; }
         /* A phone: each row a block of lines, the sort buttons in a row above. */
         @media (max-width: 40em) {
             table, tbody, tr, td { display: block; }
             thead tr { display: flex; flex-wrap: wrap; gap: 0.3em 1em; }
             thead th { display: block; padding: 0.3em 0; border: 0; }
-            thead th.plain, #queue thead { display: none; }
+            thead th.plain, #queue thead, #cache thead { display: none; }
             tr { border-bottom: 1px solid #ddd; padding: 0.4em 0; }
             td { border: 0; padding: 0.1em 0; white-space: normal; overflow-wrap: anywhere; }
         }
@@ -48,7 +51,7 @@ enum PageAssets {
         """
 
     /// The library page's script: filter and sort the items, remove one after asking, and
-    /// refresh the page's sections every five seconds without losing them.
+    /// refresh the library's section without losing the filter.
     static let libraryScript = """
         "use strict";
         let sortKey = null;
@@ -74,19 +77,19 @@ enum PageAssets {
             }
         }
 
-        // Replaces the library and queue sections with the server's, keeping the filter's text.
-        async function refresh() {
+        // Replaces the library section with the server's, keeping the filter's text. The queue's
+        // section lives on the events of /api/events (queue.js), which call this when a task
+        // finishes or leaves.
+        async function refreshLibrary() {
             if (document.hidden) { return; }
             try {
                 const response = await fetch("/", { cache: "no-store" });
                 if (!response.ok) { return; }
                 const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
                 const filter = document.getElementById("filter")?.value || "";
-                for (const id of ["library", "queue"]) {
-                    const now = document.getElementById(id);
-                    const next = fresh.getElementById(id);
-                    if (now && next) { now.replaceWith(document.adoptNode(next)); }
-                }
+                const now = document.getElementById("library");
+                const next = fresh.getElementById("library");
+                if (now && next) { now.replaceWith(document.adoptNode(next)); }
                 const input = document.getElementById("filter");
                 if (input) { input.value = filter; }
                 arrange();
@@ -112,7 +115,7 @@ enum PageAssets {
             const response = await fetch("/api/library/" + encodeURIComponent(remove.dataset.id), { method: "DELETE" });
             if (response.ok) {
                 remove.closest("tr").remove();
-                refresh();
+                refreshLibrary();
             } else if (response.status === 401 || response.status === 403) {
                 window.alert("Sign in first: open the sign-in URL streamkit serve printed, then try again.");
             } else {
@@ -120,7 +123,8 @@ enum PageAssets {
             }
         });
 
-        setInterval(refresh, 5000);
+        // Packages written outside the queue (`streamkit download`) appear within a minute.
+        setInterval(refreshLibrary, 60000);
 
         """
 }

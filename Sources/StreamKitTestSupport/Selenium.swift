@@ -26,10 +26,12 @@ public enum Selenium {
     ///   - probe: JavaScript run after `settle` whose return value is kept as JSON (``Visit/probe``).
     ///   - width: The window's width in CSS pixels (its height 800); Chromium's default when `nil`.
     ///   - screenshots: Whether each page is saved as `directory`/page-N.png (N from 1) after `settle`.
+    ///   - doneWhen: A JavaScript expression; when given, `settle` is the longest wait, and the
+    ///     wait ends as soon as the expression is true (checked every 100 ms).
     /// - Throws: ``TestSupportError`` when the driver or Python is missing, or the browser fails.
     public static func visit(
         _ urls: [String], settle: Duration = .seconds(3), directory: URL, prepare: String = "",
-        probe: String = "", width: Int? = nil, screenshots: Bool = false
+        probe: String = "", width: Int? = nil, screenshots: Bool = false, doneWhen: String = ""
     ) async throws -> [Visit] {
         _ = try Tool.selenium.requirePath()
         let script = directory.appendingPathComponent("visit.py")
@@ -46,10 +48,10 @@ public enum Selenium {
                 arguments: [
                     script.path, downloads.path, "\(seconds)",
                     directory.appendingPathComponent("chromedriver.log").path,
-                    prepare, probe, width.map(String.init) ?? "", screenshots ? directory.path : "",
+                    prepare, probe, width.map(String.init) ?? "", screenshots ? directory.path : "", doneWhen,
                 ] + urls, workingDirectory: directory, logName: "selenium")
             do {
-                let status = try await process.wait(timeout: .seconds(60 + 40 * urls.count))
+                let status = try await process.wait(timeout: .seconds(60 + (40 + Int(seconds)) * urls.count))
                 return (status, (process.standardOutput, process.standardError))
             } catch {
                 await process.stop(timeout: .seconds(1))
@@ -71,7 +73,7 @@ public enum Selenium {
         from selenium.common.exceptions import TimeoutException
         from selenium.webdriver.chrome.service import Service
 
-        downloads, settle, log, prepare, probe, width, shots, *urls = sys.argv[1:]
+        downloads, settle, log, prepare, probe, width, shots, done, *urls = sys.argv[1:]
         options = webdriver.ChromeOptions()
         for argument in ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                          "--no-first-run", "--autoplay-policy=no-user-gesture-required"]:
@@ -94,7 +96,12 @@ public enum Selenium {
                     pass
                 if prepare:
                     driver.execute_script(prepare)
-                time.sleep(float(settle))
+                if done:
+                    deadline = time.monotonic() + float(settle)
+                    while time.monotonic() < deadline and not driver.execute_script("return Boolean(" + done + ")"):
+                        time.sleep(0.1)
+                else:
+                    time.sleep(float(settle))
                 result = json.dumps(driver.execute_script(probe)) if probe else None
                 if shots:
                     driver.save_screenshot(f"{shots}/page-{len(visits) + 1}.png")

@@ -78,8 +78,9 @@ import Testing
             #expect(row.contains("/index.m3u8\">index.m3u8</a>"), "\(row)")
         }
         // The counts by state, then the unfinished task first, then the finished ones, newest first.
-        #expect(sections[1].contains("<p>3 tasks: 1 failed, 2 success.</p>"), "\(sections[1])")
-        let queueRows = Array(sections[1].components(separatedBy: "<tr>").dropFirst(2))
+        #expect(sections[1].contains("<p id=\"queue-summary\">3 tasks: 1 failed, 2 success.</p>"), "\(sections[1])")
+        // Each row carries its task's id, for the script that keeps it live.
+        let queueRows = Array(sections[1].components(separatedBy: "<tr data-id=").dropFirst())
         #expect(queueRows.count == 3, "\(sections[1])")
         #expect(queueRows.first?.contains("<td>Missing file</td><td>failed</td>") == true, "\(queueRows)")
         #expect(queueRows.first?.contains("404") == true, "\(queueRows)")
