@@ -144,6 +144,9 @@ import Darwin
         // Renamed; a retry of a task that succeeded is a conflict, said in JSON.
         let renamed = try await api.call(.patch, "api/tasks/\(id)", json: #"{"title":"Renamed"}"#)
         #expect(API.object(renamed.body)["title"] as? String == "Renamed", "\(renamed.body)")
+        // Kept in the queue's index, which lists read.
+        let listed = API.object(try await api.call(.get, "api/tasks").body)["tasks"] as? [[String: Any]]
+        #expect(listed?.first?["title"] as? String == "Renamed", "\(listed ?? [])")
         let retried = try await api.call(.post, "api/tasks/\(id)/retry")
         #expect(retried.status == 409 && retried.type == "application/json", "\(retried)")
         #expect((API.object(retried.body)["error"] as? String)?.contains("success") == true, "\(retried.body)")

@@ -247,6 +247,11 @@ final class DownloadIndex: @unchecked Sendable {
         }
     }
 
+    /// Replaces the title of task `id`.
+    func setTitle(_ title: String, id: String) throws(DownloadManagerError) {
+        try run { try database.query("UPDATE tasks SET title = ? WHERE id = ?", [.text(title), .text(id)]) }
+    }
+
     /// Replaces the header lines of task `id` (credentials moving to its secrets file).
     func setHeaders(_ headers: [String], id: String) throws(DownloadManagerError) {
         try run {

@@ -202,9 +202,9 @@ extension DownloadManager {
         guard !trimmed.isEmpty, trimmed.count <= 500, !trimmed.contains(where: \.isNewline) else {
             throw DownloadManagerError(.invalidArgument, "a title is one line of 1 to 500 characters", taskID: id)
         }
+        try index.setTitle(trimmed, id: id)
         info.title = trimmed
         tasks[id] = info
-        persist(info)
     }
 
     /// Removes every task that has not succeeded, with its files; finished ones stay.
