@@ -1,4 +1,7 @@
 import Foundation
+import StreamKitHTTP
+import StreamKitHTTPClient
+import StreamKitMediaServer
 import StreamKitTestSupport
 import Testing
 
@@ -139,6 +142,39 @@ import Darwin
         let playback = try JSONDecoder().decode(Playback.self, from: Data(try #require(played.first?.probe).utf8))
         #expect(playback.time > 3 && playback.error == 0, "\(playback)")
 
+        // Refusals in the browser. Without the sign-in cookie (a browser of its own), the page's
+        // "Start all" is refused and the page says to sign in. Signed in, a page of another origin
+        // (served by the file origin) tries to add a task, stop the queue and delete the package
+        // with the cookie the browser would send it: nothing changes.
+        let anonymous = try await Selenium.visit(
+            [base], settle: .seconds(10), directory: directory,
+            prepare: "document.getElementById('start-all').click();",
+            probe: "return document.getElementById('runner').textContent;",
+            doneWhen: "document.getElementById('runner').textContent.includes('Sign in')")
+        #expect(anonymous.first?.probe?.contains("Sign in first") == true, "\(anonymous.first?.probe ?? "")")
+        // A stopped task for the attacker to start (a file origin that is gone: it is never fetched).
+        let held = try await call(
+            base, "api/tasks", token: server.token, json: #"{"url":"\#(file)","title":"Held"}"#)
+        let heldID = try #require(held.first { $0.title == "Held" }?.id)
+        try """
+        <html><body>
+        <form id="f" method="post" action="\(base)api/queue/start"></form>
+        <script>
+        fetch('\(base)api/tasks/\(heldID)/start', {method: 'POST', mode: 'no-cors', credentials: 'include'});
+        fetch('\(base)api/library/\(id)', {method: 'DELETE', credentials: 'include'});
+        setTimeout(() => document.getElementById('f').submit(), 500);
+        </script></body></html>
+        """.write(to: files.root.appendingPathComponent("attack.html"), atomically: true, encoding: .utf8)
+        let attacker = try await Nginx.static(root: files.root)
+        _ = try await Selenium.visit(
+            [base + "?token=" + server.token, attacker.url("attack.html").absoluteString], settle: .seconds(3),
+            directory: directory)
+        await attacker.stop()
+        let queue = try await call(base, "api/tasks")
+        #expect(queue.map(\.title) == ["From the page", "Held"], "\(queue)")
+        #expect(queue.last?.state == "stopped", "\(queue)")
+        #expect(FileManager.default.fileExists(atPath: home.path + "/library/" + id + "/index.m3u8"))
+
         // The page with its controls at a phone's width and a desktop's: no sideways scroll.
         for width in [360, 1440] {
             let shots = try TestRun.makeTemporaryDirectory("queue-page-\(width)")
@@ -151,5 +187,24 @@ import Darwin
         }
         server.process.signal(SIGINT)
         #expect(try await server.process.wait(timeout: .seconds(20)) == 0)
+    }
+
+    /// `GET` `path` (the queue's tasks), or `POST` `json` to it with the token (the task added).
+    private func call(
+        _ base: String, _ path: String, token: String? = nil, json: String? = nil
+    ) async throws -> [QueueTaskSummary] {
+        let client = try HTTPClient()
+        var request = HTTPClientRequest(url: base + path, method: json == nil ? .get : .post)
+        if let token { request.headers.add("Authorization", "Bearer \(token)") }
+        if let json {
+            request.headers.add("Content-Type", "application/json")
+            request.body = Array(json.utf8)
+        }
+        let answer = try? await client.data(for: request)
+        await client.shutdown()
+        let body = Data(try #require(answer?.1))
+        if json != nil { return [try JSONDecoder().decode(QueueTaskSummary.self, from: body)] }
+        struct Page: Decodable { let tasks: [QueueTaskSummary] }
+        return try JSONDecoder().decode(Page.self, from: body).tasks
     }
 }
