@@ -86,7 +86,9 @@ final class CacheStore: Sendable {
 
     let directory: String
     let dataDirectory: String
-    let byteLimit: Int64
+    /// The cap on unpinned bytes; ``setByteLimit(_:)`` changes it while the cache runs.
+    var byteLimit: Int64 { limit.load(ordering: .relaxed) }
+    private let limit: Atomic<Int64>
     let claimBatchBytes: Int64
     let logger: Logger
     let state: Mutex<State>
@@ -105,7 +107,7 @@ final class CacheStore: Sendable {
     ) throws {
         self.directory = directory
         self.dataDirectory = directory + "/data"
-        self.byteLimit = byteLimit
+        self.limit = Atomic(byteLimit)
         self.claimBatchBytes = claimBatchBytes
         self.logger = logger
         do {
@@ -131,6 +133,15 @@ final class CacheStore: Sendable {
         }
         publish(events.events)
         if let strayFileSweepDelay { sweepStrayFiles(after: strayFileSweepDelay) }
+    }
+
+    /// Changes the cap and evicts down to it.
+    func setByteLimit(_ bytes: Int64) {
+        let events = locked { state in
+            limit.store(bytes, ordering: .relaxed)
+            return Self.evict(&state, toFit: 0, limit: bytes, dataDirectory: dataDirectory).events
+        }
+        publish(events)
     }
 
     /// Entries whose data files held less than the index claimed when they were loaded, and how

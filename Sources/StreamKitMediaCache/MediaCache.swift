@@ -224,6 +224,21 @@ public final class MediaCache: Sendable {
         store.entry(forKey: configuration.keyFunction.key(for: url))
     }
 
+    /// The cap on unpinned bytes now: the configuration's, or what ``setByteLimit(_:)`` set.
+    public var byteLimit: Int64 { store.byteLimit }
+
+    /// Changes the cap while the cache runs, evicting the least recently used unpinned entries
+    /// down to it at once.
+    ///
+    /// - Throws: ``MediaCacheError`` of kind `invalidArgument` when `bytes` is not positive.
+    public func setByteLimit(_ bytes: Int64) throws {
+        guard bytes > 0 else {
+            throw MediaCacheError(
+                .invalidArgument, subject: "\(bytes)", detail: "the cap must be a positive number of bytes")
+        }
+        store.setByteLimit(bytes)
+    }
+
     /// Bytes cached: of unpinned entries (what the cap bounds), and in all.
     public var usage: (unpinned: Int64, total: Int64) { store.usage }
 

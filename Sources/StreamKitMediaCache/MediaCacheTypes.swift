@@ -108,6 +108,8 @@ public struct MediaCacheError: KindedError {
         public static let inUse = Kind("in use")
         /// The disk or the index failed.
         public static let storageFailed = Kind("storage failed")
+        /// An argument is out of range (a cap that is not positive).
+        public static let invalidArgument = Kind("invalid argument")
         public var description: String { name }
     }
 

@@ -10,7 +10,9 @@ enum CacheRoutes {
     /// Entries `GET /api/cache` lists when `limit=` does not say (most recently used first).
     static let listLimit = 100
 
-    static func routes(cache: MediaCache, sites: CrossSiteCheck) -> HTTPRouter {
+    static func routes(
+        cache: MediaCache, sites: CrossSiteCheck, limitChanged: (@Sendable (Int64) -> Void)? = nil
+    ) -> HTTPRouter {
         var router = HTTPRouter()
         // `{"entries": [...], "entryCount", "cachedBytes", "pinnedBytes", "limit", "listed"}`.
         router.get("/api/cache") { request in
@@ -37,6 +39,18 @@ enum CacheRoutes {
                 throw HTTPResponseError(.notFound, message: "\(pin.url) is not pinned")
             }
             return .json(try APIJSON.encode(cache.entry(for: pin.url).map(EntryBody.init)))
+        }
+        // `{"limit": BYTES}` changes the cap (evicting down to it at once); answers as GET.
+        router.patch("/api/cache") { request in
+            try sites.check(request, serving: "/api/")
+            struct Change: Decodable { let limit: Int64? }
+            let change: Change = try QueueRoutes.decode(request)
+            guard let limit = change.limit, limit >= 1 << 20 else {
+                throw HTTPResponseError(.badRequest, message: "send {\"limit\": BYTES}, at least 1 MiB (1048576)")
+            }
+            try cache.setByteLimit(limit)
+            limitChanged?(limit)
+            return .json(try listing(cache, limit: listLimit))
         }
         // `?url=URL` removes one entry and its file; `?all=true` clears the cache.
         router.delete("/api/cache") { request in
@@ -99,6 +113,6 @@ enum CacheRoutes {
             Body(
                 entries: listing.entries.map { cache.entry(for: $0.url).map(EntryBody.init) ?? EntryBody($0) },
                 entryCount: listing.entryCount, cachedBytes: usage.total, pinnedBytes: usage.total - usage.unpinned,
-                limit: cache.configuration.byteLimit, listed: listing.entries.count))
+                limit: cache.byteLimit, listed: listing.entries.count))
     }
 }

@@ -167,6 +167,8 @@ enum LibraryPage {
         <p id="cache-summary" role="status"></p>
         <form id="pin-form"><p><label for="pin-url">Keep a URL</label> <input id="pin-url" type="url" required> \
         <button type="submit">Pin</button> <button type="button" id="clear-cache">Clear the cache</button></p></form>
+        <p><label for="cache-limit">Cap (MiB)</label> <input id="cache-limit" type="number" min="1"> \
+        <button type="button" id="set-cache-limit">Set</button></p>
         <table id="cache-entries">
         <thead><tr><th>URL</th><th>Cached</th><th>Pinned</th><th>Actions</th></tr></thead>
         <tbody></tbody>

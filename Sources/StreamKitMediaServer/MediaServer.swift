@@ -43,6 +43,9 @@ public final class MediaServer: Sendable {
         /// Changes to the download queue the page and `/api/` may make (add, start, stop, remove,
         /// retry, concurrency); none when `nil` (the queue is then only shown).
         public var queueControl: QueueControl?
+        /// Called with the cache's new cap when `PATCH /api/cache` changes it (serve remembers
+        /// it for later commands).
+        public var cacheLimitChanged: (@Sendable (Int64) -> Void)?
 
         /// Serves `libraryRoot` with the HTTP settings `http` (loopback, a free port by default),
         /// the queue `queue` reads, and the caching proxy when `cache` is given.
@@ -109,7 +112,9 @@ public final class MediaServer: Sendable {
             contentsOf: QueueRoutes.routes(
                 queue: configuration.queue, control: configuration.queueControl, feed: feed, sites: sites))
         if let cache = configuration.cache {
-            router.append(contentsOf: CacheRoutes.routes(cache: cache, sites: sites))
+            router.append(
+                contentsOf: CacheRoutes.routes(
+                    cache: cache, sites: sites, limitChanged: configuration.cacheLimitChanged))
             router.append(
                 contentsOf: ProxyRoutes.routes(
                     cache: cache, allowedOrigins: configuration.http.allowedOrigins,

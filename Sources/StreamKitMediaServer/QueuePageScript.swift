@@ -219,6 +219,8 @@ extension PageAssets {
                 actions.append(entry.pinned ? button("unpin", "Unpin", entry.url) : button("pin", "Pin", entry.url), " ",
                     button("uncache", "Remove", entry.url));
             }
+            const cap = document.getElementById("cache-limit");
+            if (cap && document.activeElement !== cap) { cap.value = Math.round(listing.limit / 1048576); }
             let text = listing.entryCount.toLocaleString("en") + (listing.entryCount === 1 ? " entry, " : " entries, ")
                 + formatSize(listing.cachedBytes) + " of a " + formatSize(listing.limit) + " cap ("
                 + formatSize(listing.pinnedBytes) + " pinned, outside the cap).";
@@ -237,6 +239,11 @@ extension PageAssets {
                 const count = Number(document.getElementById("concurrency").value);
                 if (await send("PATCH", "/api/queue", { maximumConcurrentDownloads: count }, "runner")) { showRunner(); }
                 return;
+            }
+            if (target.id === "set-cache-limit") {
+                const mebibytes = Number(document.getElementById("cache-limit").value);
+                await send("PATCH", "/api/cache", { limit: Math.round(mebibytes * 1048576) }, "cache-summary");
+                return showCache();
             }
             if (target.id === "clear-cache") {
                 if (window.confirm("Remove every entry of the cache, pinned ones too?")) {

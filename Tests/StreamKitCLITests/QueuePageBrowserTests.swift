@@ -26,6 +26,7 @@ import Darwin
         var fileRowGone: Bool
         var pinnedShown: Bool
         var cacheRowGone: Bool
+        var capShown: Bool
         var errors: [String]
         var sideways: Bool
     }
@@ -49,7 +50,7 @@ import Darwin
             window.confirm = () => true;
             window.marker = "not reloaded";
             const out = {variants: 0, states: [], libraryTitles: [], fileStates: [], fileRowGone: false,
-                         pinnedShown: false, cacheRowGone: false, errors: [], done: false};
+                         pinnedShown: false, cacheRowGone: false, capShown: false, errors: [], done: false};
             window.outcome = out;
             const wait = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
             async function until(check, ms) {
@@ -95,6 +96,10 @@ import Darwin
                     out.pinnedShown = await until(() => entry()?.cells[2].textContent === 'pinned', 10000);
                     entry()?.querySelector('[data-action=uncache]')?.click();
                     out.cacheRowGone = await until(() => !entry(), 10000);
+                    document.getElementById('cache-limit').value = '64';
+                    document.getElementById('set-cache-limit').click();
+                    out.capShown = await until(() => document.getElementById('cache-summary').textContent
+                        .includes('of a 64.0 MiB cap'), 10000);
                 } catch (error) {
                     out.errors.push(String(error));
                 }
@@ -118,7 +123,7 @@ import Darwin
         #expect(!outcome.reloaded)
         #expect(outcome.libraryTitles == ["From the page"], "\(outcome.libraryTitles)")
         #expect(outcome.fileStates.contains("running") && outcome.fileStates.last == "stopped", "\(outcome.fileStates)")
-        #expect(outcome.fileRowGone && outcome.pinnedShown && outcome.cacheRowGone, "\(outcome)")
+        #expect(outcome.fileRowGone && outcome.pinnedShown && outcome.cacheRowGone && outcome.capShown, "\(outcome)")
         #expect(!outcome.sideways)
         let leftovers = (try? FileManager.default.subpathsOfDirectory(atPath: home.path + "/downloads")) ?? []
         #expect(!leftovers.contains { $0.contains("big.bin") }, "\(leftovers)")

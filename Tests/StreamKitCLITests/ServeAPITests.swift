@@ -251,6 +251,13 @@ import Darwin
         #expect((listing["limit"] as? Int ?? 0) > 0, "\(listing)")
         let unpinned = try await api.call(.post, "api/cache/pin", json: #"{"url":"\#(media)","pinned":false}"#)
         #expect(API.object(unpinned.body)["pinned"] as? Bool == false, "\(unpinned.body)")
+        // The cap, changed while serving and remembered for later commands; too small a cap is 400.
+        let capped = try await api.call(.patch, "api/cache", json: #"{"limit":2097152}"#)
+        #expect(API.object(capped.body)["limit"] as? Int == 2_097_152, "\(capped.body)")
+        let remembered = try String(contentsOf: home.appendingPathComponent("cache/limit"), encoding: .utf8)
+        #expect(remembered.trimmingCharacters(in: .whitespacesAndNewlines) == "2097152")
+        let tiny = try await api.call(.patch, "api/cache", json: #"{"limit":0}"#)
+        #expect(tiny.status == 400 && tiny.body.contains("1 MiB"), "\(tiny)")
         let gone = try await api.call(.delete, "api/cache?url=\(media)")
         #expect(API.object(gone.body)["removed"] as? Int == 1, "\(gone.body)")
 

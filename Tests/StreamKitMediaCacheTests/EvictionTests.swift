@@ -73,6 +73,27 @@ import Testing
         await origin.stop()
     }
 
+    /// A lower cap set while the cache runs evicts at once, least recently used first, keeping
+    /// pinned entries; a cap that is not positive is refused.
+    @Test func aCapLoweredWhileRunningEvictsAtOnce() async throws {
+        let origin = try await Origin.start()
+        for name in ["a", "b", "c", "p"] { try origin.write("\(name).ts", randomBytes(mib)) }
+        let cache = try makeCache(byteLimit: Int64(8 * mib))
+        try cache.pin(origin.url("p.ts"))
+        for name in ["a", "b", "c", "p"] {
+            _ = try await cache.bytes(origin.url("\(name).ts"))
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(cache.usage.unpinned == Int64(3 * mib))
+        try cache.setByteLimit(Int64(mib))
+        #expect(cache.byteLimit == Int64(mib))
+        #expect(cache.usage.unpinned <= Int64(mib))
+        #expect(Set(cache.entries().map(\.key)) == Set(["c", "p"].map { origin.url("\($0).ts") }))
+        #expect(throws: MediaCacheError.self) { try cache.setByteLimit(0) }
+        await cache.shutdown()
+        await origin.stop()
+    }
+
     @Test func pinnedEntriesSurviveAndDoNotCountAgainstTheCap() async throws {
         let origin = try await Origin.start()
         for name in ["p", "b", "c", "d"] { try origin.write("\(name).ts", randomBytes(mib)) }

@@ -34,6 +34,11 @@ enum CacheAccess {
 
     /// Remembers what a command that got the cache was given, for later commands (not what one
     /// refused because another process holds the cache was given).
+    /// Remembers `bytes` as the cap of the cache in `home` for later commands.
+    static func rememberLimit(_ bytes: Int64, home: String) {
+        remember("\(bytes)", in: StreamKitHome.cache(in: home) + "/limit")
+    }
+
     private static func remember(_ value: String?, in file: String) {
         guard let value else { return }
         try? AtomicFile.write(Array("\(value)\n".utf8), to: file, temporarySuffix: ".tmp")

@@ -128,6 +128,7 @@ struct ServeCommand: ParsableCommand {
                 queue: { try QueueSummaries.read(home: queueHome, libraryRoot: libraryRoot, request: $0) }, cache: cache
             )
             configuration.warmsUpProxy = true
+            configuration.cacheLimitChanged = { CacheAccess.rememberLimit($0, home: homePath) }
             configuration.libraryItemsFile = homePath + "/library-items.json"
             configuration.exportMP4 = PackageExport.mp4Exporter(
                 exports: StreamKitHome.exports(in: homePath), environment: context.environment)
