@@ -50,13 +50,7 @@ enum LibraryPage {
         return """
             <!doctype html>
             <html lang="en">
-            <head>
-            <meta charset="utf-8">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>StreamKit library</title>
-            <link rel="stylesheet" href="/static/app.css">
-            <script src="/static/library.js" defer></script>
-            \(tasks != nil || controls.cache ? "<script src=\"/static/queue.js\" defer></script>\n" : "")</head>
+            \(PageAssets.head(title: "StreamKit library", scripts: tasks != nil || controls.cache ? ["library.js", "queue.js"] : ["library.js"]))
             <body>
             <h1>StreamKit library</h1>
             <section id="library" aria-label="Library">

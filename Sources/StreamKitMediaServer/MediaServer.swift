@@ -174,11 +174,16 @@ public final class MediaServer: Sendable {
         // Whatever a download brought is content, never a page of ours (``ContainedContent``).
         // The player page of a package, and the files the server's pages use (nothing inline:
         // the pages run under `default-src 'self'`).
-        router.get("/watch/:id") { request in
+        /// The package a `/watch/ID…` request names; 404 when the library has none.
+        @Sendable func package(_ request: HTTPServerRequest) throws -> MediaLibraryItem {
             let id = request.rawRouteParameter("id").flatMap { $0.removingPercentEncoding } ?? ""
             guard let item = try library.items().first(where: { $0.id == id }) else {
-                return ContainedContent.contained(.text("No package \(id) in the library.\n", status: .notFound))
+                throw HTTPResponseError(.notFound, message: "No package \(id) in the library.")
             }
+            return item
+        }
+        router.get("/watch/:id") { request in
+            let item = try package(request)
             let tracks = PackageTracks.read(playlist: library.root + "/" + item.id + "/" + item.entry)
             let folder = library.root + "/" + item.id
             let hasPoster = makePoster != nil || PackagePoster.cover(in: folder) != nil
@@ -186,11 +191,11 @@ public final class MediaServer: Sendable {
                 .html(WatchPage.html(item: item, tracks: tracks, offersMP4: exportMP4 != nil, hasPoster: hasPoster)))
         }
         // The package's cover (fetched with the download), else a frame `makePoster` makes.
+        // Both may run ffmpeg: not for other sites' pages (an `<img>` or `<video>` there).
         router.get("/watch/:id/poster") { request in
-            let id = request.rawRouteParameter("id").flatMap { $0.removingPercentEncoding } ?? ""
-            guard let item = try library.items().first(where: { $0.id == id }) else {
-                return ContainedContent.contained(.text("No package \(id) in the library.\n", status: .notFound))
-            }
+            try sites.check(request, serving: "/watch/")
+            let item = try package(request)
+            let id = item.id
             let folder = library.root + "/" + item.id
             var file = PackagePoster.cover(in: folder)
             if file == nil, let makePoster { file = try? await makePoster(folder, item.id) }
@@ -205,10 +210,8 @@ public final class MediaServer: Sendable {
             // The package as one MP4 file, written on the first request and kept (see
             // ``Configuration/exportMP4``), sent as a download named after its title.
             router.get("/watch/:id/video.mp4") { request in
-                let id = request.rawRouteParameter("id").flatMap { $0.removingPercentEncoding } ?? ""
-                guard let item = try library.items().first(where: { $0.id == id }) else {
-                    return ContainedContent.contained(.text("No package \(id) in the library.\n", status: .notFound))
-                }
+                try sites.check(request, serving: "/watch/")
+                let item = try package(request)
                 let path: String
                 do {
                     path = try await exportMP4(library.root + "/" + item.id, item.id)

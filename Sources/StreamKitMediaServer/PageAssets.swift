@@ -3,6 +3,20 @@
 /// elsewhere (`Content-Security-Policy: default-src 'self'`). Plain JavaScript: `fetch`,
 /// `DOMParser` and DOM events, no framework.
 enum PageAssets {
+    /// The `<head>` of every page of the server: its title (already escaped), the style, and its
+    /// scripts (paths under `/static/`), deferred.
+    static func head(title: String, scripts: [String]) -> String {
+        let tags = scripts.map { "<script src=\"/static/\($0)\" defer></script>\n" }.joined()
+        return """
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(title)</title>
+            <link rel="stylesheet" href="/static/app.css">
+            \(tags)</head>
+            """
+    }
+
     /// The pages' style: readable from 360 to 1440 pixels wide, no horizontal scroll.
     static let stylesheet = """
         body { font-family: system-ui, sans-serif; margin: 0 auto; padding: 1em; max-width: 72em; }

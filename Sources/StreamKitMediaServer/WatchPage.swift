@@ -36,13 +36,7 @@ enum WatchPage {
         return """
             <!doctype html>
             <html lang="en">
-            <head>
-            <meta charset="utf-8">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>\(escape(item.title)) · StreamKit</title>
-            <link rel="stylesheet" href="/static/app.css">
-            <script src="/static/watch.js" defer></script>
-            </head>
+            \(PageAssets.head(title: escape(item.title) + " · StreamKit", scripts: ["watch.js"]))
             <body>
             <nav><a href="/">Library</a></nav>
             <main>

@@ -356,3 +356,40 @@ func write(_ text: String, _ name: String, in directory: URL) throws {
         await server.shutdown()
     }
 }
+
+/// The player page's two routes that may run ffmpeg (the MP4 and the poster) refuse other sites'
+/// pages before running anything, and run for the server's own page.
+@Suite struct WatchRouteSiteTests {
+    @Test func otherSitesCannotMakeTheServerWriteAnMP4OrAPoster() async throws {
+        let root = try TestRun.makeTemporaryDirectory("watch-sites")
+        try write(
+            "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\na.ts\n#EXT-X-ENDLIST\n", "index.m3u8",
+            in: root.appendingPathComponent("pkg"))
+        let runs = Mutex(0)
+        var configuration = MediaServer.Configuration(libraryRoot: root.path)
+        configuration.exportMP4 = { _, _ in
+            runs.withLock { $0 += 1 }
+            throw TestSupportError("not written in this test")
+        }
+        configuration.makePoster = { _, _ in
+            runs.withLock { $0 += 1 }
+            throw TestSupportError("not made in this test")
+        }
+        let server = try MediaServer.start(configuration: configuration)
+        let library = LibraryServer(root: root, server: server)
+        for path in ["/watch/pkg/video.mp4", "/watch/pkg/poster"] {
+            let foreign = try await library.get(path, "Sec-Fetch-Site: cross-site\r\n")
+            #expect(foreign.status == 403, "\(path)")
+            let other = try await library.get(path, "Origin: http://evil.example\r\n")
+            #expect(other.status == 403, "\(path)")
+        }
+        #expect(runs.withLock { $0 } == 0)
+        let own = try await library.get("/watch/pkg/video.mp4", "Sec-Fetch-Site: same-origin\r\n")
+        #expect(own.status == 500)
+        let typed = try await library.get("/watch/pkg/poster")
+        #expect(typed.status == 404)
+        #expect(runs.withLock { $0 } == 2)
+        #expect(try await library.get("/watch/none/video.mp4").status == 404)
+        await library.stop()
+    }
+}
