@@ -18,6 +18,7 @@ let libraryTargets = [
     "StreamKitHTTPClient",
     "StreamKitHTTPServer",
     "StreamKitHLS",
+    "StreamKitDASH",
     "StreamKitAMF",
     "StreamKitFLV",
     "StreamKitMPEGTS",
@@ -79,6 +80,9 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
         .target(name: "StreamKitHLS", dependencies: ["StreamKitCore"], swiftSettings: strictSettings),
+        // MPEG-DASH: the MPD as values, our own XML reader, segment resolution (URI resolution and
+        // selection words shared with HLS).
+        .target(name: "StreamKitDASH", dependencies: ["StreamKitCore", "StreamKitHLS"], swiftSettings: strictSettings),
         // Wire formats and the RTMP client: AMF0/AMF3 values, FLV files, RTMP state machines and the socket
         // edge (TCP, and TLS for RTMPS).
         .target(name: "StreamKitAMF", dependencies: ["StreamKitCore"], swiftSettings: strictSettings),
@@ -195,6 +199,9 @@ let package = Package(
                 "StreamKitRTMP", "StreamKitFLV", "StreamKitAMF", "StreamKitCore", "StreamKitTestSupport",
                 "StreamKitCLI",
             ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "StreamKitDASHTests", dependencies: ["StreamKitDASH", "StreamKitCore", "StreamKitTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "StreamKitHLSTests", dependencies: ["StreamKitHLS", "StreamKitCore", "StreamKitTestSupport"],

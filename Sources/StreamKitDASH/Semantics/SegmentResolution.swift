@@ -1,0 +1,292 @@
+import StreamKitHLS
+
+/// One resource to fetch: its absolute URL and, for part of a file, the bytes (both ends
+/// included), with its place on the Period's timeline.
+public struct DASHSegment: Hashable, Sendable {
+    public var url: String
+    public var range: ByteRangeText?
+    /// Seconds from the Period's start.
+    public var start: Double
+    public var duration: Double
+    /// `$Number$`, for templates and lists.
+    public var number: UInt64?
+    /// `$Time$`, in the timescale, for templates with a timeline.
+    public var time: UInt64?
+
+    public init(
+        url: String, range: ByteRangeText? = nil, start: Double = 0, duration: Double = 0, number: UInt64? = nil,
+        time: UInt64? = nil
+    ) {
+        self.url = url
+        self.range = range
+        self.start = start
+        self.duration = duration
+        self.number = number
+        self.time = time
+    }
+}
+
+/// A Representation's resources: its initialization segment, its media segments, and, for a
+/// SegmentBase with an `indexRange`, where its `sidx` box is (the segments then come from it,
+/// ``SegmentIndex``).
+public struct ResolvedRepresentation: Hashable, Sendable {
+    public var baseURL: String
+    public var initialization: DASHSegment?
+    public var segments: [DASHSegment]
+    public var index: DASHSegment?
+    public var timescale: UInt64
+}
+
+/// What resolving a Representation's segments refused.
+public struct SegmentResolutionError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
+
+extension MPD {
+    /// The resources of `representation` of `adaptationSet` in Period `periodIndex`, with every
+    /// URL resolved against `mpdURL` through the BaseURLs of each level (the first of each), and
+    /// the segment description inherited from the levels above (§5.3.9). A static MPD's
+    /// timeline; a dynamic MPD's SegmentTimeline as it stands. At most `maximumSegments`
+    /// segments (a timeline of a billion segments is refused, not expanded).
+    public func resolve(
+        periodIndex: Int, adaptationSet: AdaptationSet, representation: Representation, mpdURL: String,
+        maximumSegments: Int = 2_000_000
+    ) throws(SegmentResolutionError) -> ResolvedRepresentation {
+        let period = periods[periodIndex]
+        var base = mpdURL
+        for urls in [baseURLs, period.baseURLs, adaptationSet.baseURLs, representation.baseURLs] {
+            if let first = urls.first, !first.isEmpty { base = resolveURI(first, against: base) }
+        }
+        let levels = [period.segments, adaptationSet.segments, representation.segments]
+        let periodDuration = period.duration ?? mediaPresentationDuration.map { $0 - (period.start ?? 0) }
+        let context = TemplateContext(
+            representationID: representation.id, bandwidth: representation.bandwidth, base: base,
+            periodDuration: periodDuration, maximumSegments: maximumSegments)
+        if levels.contains(where: { $0.template != nil }) {
+            return try context.template(SegmentInheritance.template(levels))
+        }
+        if levels.contains(where: { $0.list != nil }) {
+            return try context.list(SegmentInheritance.list(levels))
+        }
+        // SegmentBase, or nothing: the whole resource at the BaseURL is the one segment.
+        let segmentBase = SegmentInheritance.base(levels)
+        let timescale = segmentBase.timing.timescale ?? 1
+        var resolved = ResolvedRepresentation(
+            baseURL: base, initialization: nil,
+            segments: [DASHSegment(url: base, start: 0, duration: periodDuration ?? 0)], index: nil,
+            timescale: timescale)
+        if let initialization = segmentBase.timing.initialization {
+            resolved.initialization = DASHSegment(
+                url: initialization.sourceURL.map { resolveURI($0, against: base) } ?? base, range: initialization.range
+            )
+        }
+        if let indexRange = segmentBase.indexRange {
+            resolved.index = DASHSegment(url: base, range: indexRange)
+        }
+        return resolved
+    }
+}
+
+/// The levels' segment descriptions merged, the lowest level winning attribute by attribute.
+enum SegmentInheritance {
+    static func timing(_ timings: [SegmentTiming]) -> SegmentTiming {
+        var merged = SegmentTiming()
+        for timing in timings {
+            merged.timescale = timing.timescale ?? merged.timescale
+            merged.presentationTimeOffset = timing.presentationTimeOffset ?? merged.presentationTimeOffset
+            merged.duration = timing.duration ?? merged.duration
+            merged.startNumber = timing.startNumber ?? merged.startNumber
+            merged.timeline = timing.timeline ?? merged.timeline
+            merged.initialization = timing.initialization ?? merged.initialization
+        }
+        return merged
+    }
+
+    static func template(_ levels: [SegmentInformation]) -> SegmentTemplate {
+        let templates = levels.compactMap(\.template)
+        var merged = SegmentTemplate(timing: timing(templates.map(\.timing)))
+        for template in templates {
+            merged.media = template.media ?? merged.media
+            merged.initializationTemplate = template.initializationTemplate ?? merged.initializationTemplate
+            merged.index = template.index ?? merged.index
+        }
+        return merged
+    }
+
+    static func list(_ levels: [SegmentInformation]) -> SegmentList {
+        let lists = levels.compactMap(\.list)
+        return SegmentList(timing: timing(lists.map(\.timing)), segments: lists.last?.segments ?? [])
+    }
+
+    static func base(_ levels: [SegmentInformation]) -> SegmentBase {
+        let bases = levels.compactMap(\.base)
+        return SegmentBase(timing: timing(bases.map(\.timing)), indexRange: bases.last?.indexRange)
+    }
+}
+
+struct TemplateContext {
+    let representationID: String
+    let bandwidth: Int
+    let base: String
+    let periodDuration: Double?
+    let maximumSegments: Int
+
+    func template(_ template: SegmentTemplate) throws(SegmentResolutionError) -> ResolvedRepresentation {
+        let timescale = template.timing.timescale ?? 1
+        guard let media = template.media else { throw SegmentResolutionError("a SegmentTemplate has no media") }
+        var resolved = ResolvedRepresentation(
+            baseURL: base, initialization: nil, segments: [], index: nil, timescale: timescale)
+        if let initialization = template.initializationTemplate {
+            resolved.initialization = DASHSegment(
+                url: resolveURI(
+                    try SegmentTemplateText.expand(initialization, id: representationID, bandwidth: bandwidth),
+                    against: base))
+        } else if let initialization = template.timing.initialization, let source = initialization.sourceURL {
+            resolved.initialization = DASHSegment(url: resolveURI(source, against: base), range: initialization.range)
+        }
+        let startNumber = template.timing.startNumber ?? 1
+        let offset = template.timing.presentationTimeOffset ?? 0
+        let scale = Double(timescale)
+        for (index, slot) in try slots(template.timing, timescale: timescale).enumerated() {
+            let number = startNumber + UInt64(index)
+            let path = try SegmentTemplateText.expand(
+                media, id: representationID, bandwidth: bandwidth, number: number, time: slot.time)
+            resolved.segments.append(
+                DASHSegment(
+                    url: resolveURI(path, against: base), start: (Double(slot.time) - Double(offset)) / scale,
+                    duration: Double(slot.duration) / scale, number: number, time: slot.time))
+        }
+        return resolved
+    }
+
+    func list(_ list: SegmentList) throws(SegmentResolutionError) -> ResolvedRepresentation {
+        let timescale = list.timing.timescale ?? 1
+        var resolved = ResolvedRepresentation(
+            baseURL: base, initialization: nil, segments: [], index: nil, timescale: timescale)
+        if let initialization = list.timing.initialization {
+            resolved.initialization = DASHSegment(
+                url: initialization.sourceURL.map { resolveURI($0, against: base) } ?? base, range: initialization.range
+            )
+        }
+        guard list.segments.count <= maximumSegments else {
+            throw SegmentResolutionError("a SegmentList of more than \(maximumSegments) segments")
+        }
+        let timeline = list.timing.timeline != nil ? try slots(list.timing, timescale: timescale) : []
+        let startNumber = list.timing.startNumber ?? 1
+        var start = 0.0
+        for (index, segment) in list.segments.enumerated() {
+            let duration =
+                index < timeline.count
+                ? Double(timeline[index].duration) / Double(timescale)
+                : Double(list.timing.duration ?? 0) / Double(timescale)
+            resolved.segments.append(
+                DASHSegment(
+                    url: segment.media.map { resolveURI($0, against: base) } ?? base, range: segment.mediaRange,
+                    start: start, duration: duration, number: startNumber + UInt64(index)))
+            start += duration
+        }
+        return resolved
+    }
+
+    /// The segments' start times and durations in the timescale: from the SegmentTimeline, or
+    /// `duration` repeated over the Period.
+    func slots(
+        _ timing: SegmentTiming, timescale: UInt64
+    ) throws(SegmentResolutionError) -> [(time: UInt64, duration: UInt64)] {
+        let end = periodDuration.map {
+            UInt64(max(0, $0) * Double(timescale) + Double(timing.presentationTimeOffset ?? 0))
+        }
+        var slots: [(time: UInt64, duration: UInt64)] = []
+        if let timeline = timing.timeline {
+            var time = timeline.first?.t ?? timing.presentationTimeOffset ?? 0
+            for (position, entry) in timeline.enumerated() {
+                if let t = entry.t { time = t }
+                guard entry.d > 0 else { throw SegmentResolutionError("an S of a SegmentTimeline has d=0") }
+                var repeats = entry.r
+                if repeats < 0 {
+                    // To the next S's start, else the end of the Period.
+                    guard let until = position + 1 < timeline.count ? timeline[position + 1].t ?? nil : end else {
+                        throw SegmentResolutionError(
+                            "S@r=-1 with no end to repeat to (no next S@t, no Period duration)")
+                    }
+                    repeats = until > time ? Int64((until - time + entry.d - 1) / entry.d) - 1 : 0
+                }
+                guard repeats < Int64(maximumSegments) - Int64(slots.count) else {
+                    throw SegmentResolutionError("a SegmentTimeline of more than \(maximumSegments) segments")
+                }
+                for _ in 0...repeats {
+                    slots.append((time, entry.d))
+                    let (next, overflow) = time.addingReportingOverflow(entry.d)
+                    guard !overflow else { throw SegmentResolutionError("SegmentTimeline times overflow") }
+                    time = next
+                }
+            }
+            return slots
+        }
+        guard let duration = timing.duration, duration > 0 else {
+            throw SegmentResolutionError("a SegmentTemplate has neither a SegmentTimeline nor a duration")
+        }
+        guard let periodDuration else {
+            throw SegmentResolutionError("the Period's duration is unknown (a dynamic MPD needs its live window)")
+        }
+        let count = (periodDuration * Double(timescale) / Double(duration)).rounded(.up)
+        guard count <= Double(maximumSegments) else {
+            throw SegmentResolutionError("\(count) segments, more than \(maximumSegments)")
+        }
+        let first = timing.presentationTimeOffset ?? 0
+        for index in 0..<Int(count) { slots.append((first + UInt64(index) * duration, duration)) }
+        return slots
+    }
+}
+
+/// `$RepresentationID$`, `$Number$`, `$Bandwidth$`, `$Time$` and `$$` in a template, with a
+/// `%0Nd` width for the numeric ones (§5.3.9.4.4).
+public enum SegmentTemplateText {
+    public static func expand(
+        _ template: String, id: String, bandwidth: Int, number: UInt64? = nil, time: UInt64? = nil
+    ) throws(SegmentResolutionError) -> String {
+        var result = ""
+        var rest = Substring(template)
+        while let dollar = rest.firstIndex(of: "$") {
+            result += rest[..<dollar]
+            let afterDollar = rest.index(after: dollar)
+            guard let close = rest[afterDollar...].firstIndex(of: "$") else {
+                throw SegmentResolutionError("an unclosed $ in the template \(template)")
+            }
+            let identifier = rest[afterDollar..<close]
+            rest = rest[rest.index(after: close)...]
+            if identifier.isEmpty {
+                result += "$"
+                continue
+            }
+            let parts = identifier.split(separator: "%", maxSplits: 1)
+            let name = parts[0]
+            var width = 1
+            if parts.count == 2 {
+                let format = parts[1]
+                guard format.hasSuffix("d"), format.hasPrefix("0") || format.count == 1 || format.first!.isNumber,
+                    let value = Int(format.dropLast()), (0...32).contains(value)
+                else { throw SegmentResolutionError("the format %\(format) in \(template)") }
+                width = max(1, value)
+            }
+            let value: String
+            switch name {
+            case "RepresentationID":
+                guard parts.count == 1 else { throw SegmentResolutionError("$RepresentationID$ takes no format") }
+                value = id
+            case "Number":
+                guard let number else { throw SegmentResolutionError("$Number$ where no number is known") }
+                value = String(number)
+            case "Time":
+                guard let time else { throw SegmentResolutionError("$Time$ where no time is known") }
+                value = String(time)
+            case "Bandwidth": value = String(bandwidth)
+            default: throw SegmentResolutionError("the identifier $\(name)$ in \(template)")
+            }
+            result += String(repeating: "0", count: max(0, width - value.count)) + value
+        }
+        return result + rest
+    }
+}
