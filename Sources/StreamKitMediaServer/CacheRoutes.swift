@@ -32,13 +32,20 @@ enum CacheRoutes {
             if pin.pinned ?? true {
                 do {
                     try cache.pin(pin.url)
-                } catch {
+                } catch let error as MediaCacheError where error.kind == .unsupportedURL {
                     throw HTTPResponseError(.badRequest, message: "\(error)")
+                } catch {
+                    throw HTTPResponseError(.internalServerError, message: "\(error)")
                 }
             } else if !cache.unpin(pin.url) {
                 throw HTTPResponseError(.notFound, message: "\(pin.url) is not pinned")
             }
-            return .json(try APIJSON.encode(cache.entry(for: pin.url).map(EntryBody.init)))
+            // An unpinned entry with nothing cached may be gone already: then only the URL.
+            guard let entry = cache.entry(for: pin.url) else {
+                return .json(
+                    Array("{\"pinned\":false,\"url\":".utf8) + (try APIJSON.encode(pin.url)) + [UInt8(ascii: "}")])
+            }
+            return .json(try APIJSON.encode(EntryBody(entry)))
         }
         // `{"limit": BYTES}` changes the cap (evicting down to it at once); answers as GET.
         router.patch("/api/cache") { request in

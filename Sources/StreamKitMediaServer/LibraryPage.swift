@@ -70,8 +70,8 @@ enum LibraryPage {
     /// size, speed and error, a play link once it is in the library: the unfinished tasks first,
     /// then the newest finished, at most ``taskRows`` of them.
     static func queueSection(_ page: QueueTaskPage, controls: Bool = false) -> String {
+        // The table is there even when empty: the page's script adds the rows events bring.
         let form = controls ? queueForm : ""
-        guard !page.tasks.isEmpty || controls else { return "<h2>Download queue</h2>\n<p>The queue is empty.</p>" }
         let total = page.total
         let states = page.states.sorted { $0.key < $1.key }.map { "\(formatCount($0.value)) \(escape($0.key))" }
         var summary =

@@ -41,9 +41,7 @@ enum LibraryRoutes {
         router.delete("/api/library/:id") { request in
             try sites.check(request, serving: "/api/")
             let id = request.rawRouteParameter("id").flatMap { $0.removingPercentEncoding } ?? ""
-            guard try library.remove(id) else {
-                return .json(Array(#"{"error":"no such item"}"#.utf8), status: .notFound)
-            }
+            guard try library.remove(id) else { throw HTTPResponseError(.notFound, message: "no such item") }
             return .json(Array(#"{"removed":true}"#.utf8))
         }
         return router

@@ -110,7 +110,8 @@ public final class MediaServer: Sendable {
         }
         router.append(
             contentsOf: QueueRoutes.routes(
-                queue: configuration.queue, control: configuration.queueControl, feed: feed, sites: sites))
+                queue: configuration.queue, control: configuration.queueControl, feed: feed, sites: sites,
+                thisMachineAdds: !configuration.http.isLoopbackOnly))
         if let cache = configuration.cache {
             router.append(
                 contentsOf: CacheRoutes.routes(

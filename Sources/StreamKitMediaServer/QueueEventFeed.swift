@@ -42,7 +42,11 @@ final class QueueEventFeed: Sendable {
         var listeners: [Int: AsyncStream<[UInt8]>.Continuation] = [:]
         var nextID = 0
         var diff = QueueFeedDiff()
+        /// The last page read, which a new listener's snapshot is made of.
+        var lastPage: QueueTaskPage?
         var poller: Task<Void, Never>?
+        /// Which poller may change the state: one cancelled while it read must not.
+        var generation = 0
         var closed = false
     }
 
@@ -61,19 +65,31 @@ final class QueueEventFeed: Sendable {
     }
 
     /// The event stream of a new listener: a `retry` hint, then a snapshot, then changes. Ends
-    /// when the feed closes; the listener leaves when the stream's consumer stops.
+    /// when the feed closes, or when the listener falls 64 events behind (a browser reconnects
+    /// and gets a new snapshot); the listener leaves when the stream's consumer stops.
     func listen() -> AsyncStream<[UInt8]> {
         let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(64))
-        let page = try? read(request)
+        // The snapshot is the page the poller compares its next read with, sent before the
+        // listener can receive a change: no change is lost or comes before it.
         let id: Int? = state.withLock { state in
             guard !state.closed else { return nil }
+            if state.poller == nil || state.lastPage == nil, let page = try? read(request) {
+                state.diff = QueueFeedDiff()
+                _ = state.diff.update(page)
+                state.lastPage = page
+            }
+            continuation.yield(Array("retry: 2000\n\n".utf8))
+            if let page = state.lastPage {
+                continuation.yield(
+                    Self.frame("snapshot", QueueFeedDiff.Change(tasks: page.tasks, left: [], states: page.states)))
+            }
             let id = state.nextID
             state.nextID += 1
             state.listeners[id] = continuation
             if state.poller == nil {
-                // The poller compares its first read with what this listener was sent.
-                if let page { _ = state.diff.update(page) }
-                state.poller = Task { [weak self] in await self?.poll() }
+                state.generation += 1
+                let generation = state.generation
+                state.poller = Task { [weak self] in await self?.poll(generation) }
             }
             return id
         }
@@ -82,11 +98,6 @@ final class QueueEventFeed: Sendable {
             return stream
         }
         continuation.onTermination = { [weak self] _ in self?.leave(id) }
-        continuation.yield(Array("retry: 2000\n\n".utf8))
-        if let page {
-            let snapshot = QueueFeedDiff.Change(tasks: page.tasks, left: [], states: page.states)
-            continuation.yield(Self.frame("snapshot", snapshot))
-        }
         return stream
     }
 
@@ -94,6 +105,7 @@ final class QueueEventFeed: Sendable {
     func close() {
         let (listeners, poller) = state.withLock { state in
             state.closed = true
+            state.generation += 1
             defer {
                 state.listeners = [:]
                 state.poller = nil
@@ -109,13 +121,14 @@ final class QueueEventFeed: Sendable {
             state.listeners[id] = nil
             guard state.listeners.isEmpty, let poller = state.poller else { return nil }
             state.poller = nil
-            state.diff = QueueFeedDiff()
+            state.generation += 1
+            state.lastPage = nil
             return poller
         }
         poller?.cancel()
     }
 
-    private func poll() async {
+    private func poll(_ generation: Int) async {
         var sinceBeat = Duration.zero
         while !Task.isCancelled {
             try? await Task.sleep(for: interval)
@@ -123,17 +136,22 @@ final class QueueEventFeed: Sendable {
             sinceBeat += interval
             // A read that fails (the index being replaced) is tried again at the next turn.
             let page = try? read(request)
-            let (frame, listeners) = state.withLock { state -> ([UInt8]?, [AsyncStream<[UInt8]>.Continuation]) in
-                guard let page else { return (nil, Array(state.listeners.values)) }
+            let update = state.withLock { state -> ([UInt8]?, [(Int, AsyncStream<[UInt8]>.Continuation)])? in
+                guard state.generation == generation else { return nil }
+                guard let page else { return (nil, Array(state.listeners)) }
                 let change = state.diff.update(page)
-                return (change.isEmpty ? nil : Self.frame("tasks", change), Array(state.listeners.values))
+                state.lastPage = page
+                return (change.isEmpty ? nil : Self.frame("tasks", change), Array(state.listeners))
             }
-            if let frame {
-                for listener in listeners { listener.yield(frame) }
-                sinceBeat = .zero
-            } else if sinceBeat >= .seconds(15) {
-                for listener in listeners { listener.yield(Array(": keep-alive\n\n".utf8)) }
-                sinceBeat = .zero
+            guard let (frame, listeners) = update else { return }
+            var payload = frame
+            if payload == nil && sinceBeat >= .seconds(15) { payload = Array(": keep-alive\n\n".utf8) }
+            guard let payload else { continue }
+            sinceBeat = .zero
+            for (_, listener) in listeners {
+                // A listener 64 events behind has lost changes: its stream ends, and it comes
+                // back for a snapshot.
+                if case .dropped = listener.yield(payload) { listener.finish() }
             }
         }
     }

@@ -81,6 +81,13 @@ extension PageAssets {
             const tbody = document.querySelector("#tasks tbody");
             if (!tbody) { return; }
             let libraryChanged = false;
+            if (snapshot) {
+                // A snapshot is the whole list: rows of tasks it lacks went while the page was away.
+                const ids = new Set((change.tasks || []).map((task) => task.id));
+                for (const row of Array.from(tbody.rows)) {
+                    if (!ids.has(row.dataset.id)) { row.remove(); }
+                }
+            }
             for (const task of change.tasks || []) {
                 let row = tbody.querySelector(`tr[data-id="${CSS.escape(task.id)}"]`);
                 if (!row && existingOnly) { continue; }
@@ -240,14 +247,18 @@ extension PageAssets {
                 if (await send("PATCH", "/api/queue", { maximumConcurrentDownloads: count }, "runner")) { showRunner(); }
                 return;
             }
+            // After a cache change the list is read again, unless the change failed: its message
+            // stays in view.
             if (target.id === "set-cache-limit") {
                 const mebibytes = Number(document.getElementById("cache-limit").value);
-                await send("PATCH", "/api/cache", { limit: Math.round(mebibytes * 1048576) }, "cache-summary");
-                return showCache();
+                if (await send("PATCH", "/api/cache", { limit: Math.round(mebibytes * 1048576) }, "cache-summary")) {
+                    showCache();
+                }
+                return;
             }
             if (target.id === "clear-cache") {
-                if (window.confirm("Remove every entry of the cache, pinned ones too?")) {
-                    await send("DELETE", "/api/cache?all=true", undefined, "cache-summary");
+                if (window.confirm("Remove every entry of the cache, pinned ones too?")
+                    && await send("DELETE", "/api/cache?all=true", undefined, "cache-summary")) {
                     showCache();
                 }
                 return;
@@ -256,12 +267,11 @@ extension PageAssets {
             const entry = target.closest("tr[data-url]");
             if (entry && ["pin", "unpin", "uncache"].includes(action)) {
                 const url = entry.dataset.url;
-                if (action === "uncache") {
-                    await send("DELETE", "/api/cache?url=" + encodeURIComponent(url), undefined, "cache-summary");
-                } else {
-                    await send("POST", "/api/cache/pin", { url, pinned: action === "pin" }, "cache-summary");
-                }
-                return showCache();
+                const done = action === "uncache"
+                    ? await send("DELETE", "/api/cache?url=" + encodeURIComponent(url), undefined, "cache-summary")
+                    : await send("POST", "/api/cache/pin", { url, pinned: action === "pin" }, "cache-summary");
+                if (done) { showCache(); }
+                return;
             }
             const row = target.closest("tr[data-id]");
             if (!row || !action) { return; }
@@ -288,8 +298,10 @@ extension PageAssets {
                 event.preventDefault();
                 const input = document.getElementById("pin-url");
                 send("POST", "/api/cache/pin", { url: input.value.trim() }, "cache-summary").then((entry) => {
-                    if (entry) { input.value = ""; }
-                    showCache();
+                    if (entry) {
+                        input.value = "";
+                        showCache();
+                    }
                 });
             }
         });

@@ -11,10 +11,16 @@ enum QueueRoutes {
     /// How many tasks `GET /api/tasks` answers when `limit=` does not say (at most ten times this).
     static let taskPageLimit = 1_000
 
+    /// `thisMachineAdds`: only clients on this machine may add tasks and inspect sources (a server
+    /// reachable from the network: the server would otherwise fetch this machine's loopback
+    /// services for a remote client, as the proxy refuses to).
     static func routes(
         queue: (@Sendable (QueueTaskRequest) throws -> QueueTaskPage)?, control: QueueControl?,
-        feed: QueueEventFeed?, sites: CrossSiteCheck
+        feed: QueueEventFeed?, sites: CrossSiteCheck, thisMachineAdds: Bool = false
     ) -> HTTPRouter {
+        @Sendable func checkFetcher(_ request: HTTPServerRequest) throws(HTTPResponseError) {
+            try QueueRoutes.checkFetcher(request, thisMachineOnly: thisMachineAdds)
+        }
         var router = HTTPRouter()
         // The queue as JSON, a page at a time in queue order: `{"limit", "offset", "states", "tasks",
         // "total"}`, every field of ``QueueTaskSummary`` in `tasks`; empty without a queue.
@@ -50,9 +56,12 @@ enum QueueRoutes {
         guard let control else { return router }
         router.post("/api/tasks") { request in
             try sites.check(request, serving: "/api/")
+            try checkFetcher(request)
             let addition: QueueAddition = try decode(request)
-            let result = try await perform(control, .add(addition))
-            return .json(try APIJSON.encode(result.tasks.first), status: HTTPStatus(201))
+            guard let task = try await perform(control, .add(addition)).tasks.first else {
+                throw HTTPResponseError(.internalServerError, message: "the queue did not say which task it added")
+            }
+            return .json(try APIJSON.encode(task), status: HTTPStatus(201))
         }
         router.get("/api/tasks/:id") { request in
             try sites.check(request, serving: "/api/")
@@ -68,19 +77,23 @@ enum QueueRoutes {
             guard let title = change.title else {
                 throw HTTPResponseError(.badRequest, message: "nothing to change: send {\"title\": \"...\"}")
             }
-            return .json(try APIJSON.encode(try await perform(control, .setTitle(id, title)).tasks.first))
+            guard let task = try await perform(control, .setTitle(id, title)).tasks.first else {
+                throw HTTPResponseError(.notFound, message: "no task \(id)")
+            }
+            return .json(try APIJSON.encode(task))
         }
         router.delete("/api/tasks/:id") { request in
             try sites.check(request, serving: "/api/")
             let keep = try boolean(request, "keepFiles")
             return answer(try await perform(control, .remove(try taskID(request), keepFiles: keep)))
         }
-        for verb in ["start", "stop", "retry"] {
-            router.post("/api/tasks/:id/\(verb)") { request in
+        let moves: [(verb: String, action: @Sendable (String) -> QueueAction)] = [
+            ("start", { .start($0) }), ("stop", { .stop($0) }), ("retry", { .retry($0) }),
+        ]
+        for move in moves {
+            router.post("/api/tasks/:id/\(move.verb)") { request in
                 try sites.check(request, serving: "/api/")
-                let id = try taskID(request)
-                let action: QueueAction = verb == "start" ? .start(id) : verb == "stop" ? .stop(id) : .retry(id)
-                return answer(try await perform(control, action))
+                return answer(try await perform(control, move.action(try taskID(request))))
             }
         }
         router.post("/api/queue/start") { request in
@@ -93,7 +106,7 @@ enum QueueRoutes {
         }
         router.get("/api/queue") { request in
             try sites.check(request, serving: "/api/")
-            return .json(try APIJSON.encode(try await status(control)))
+            return .json(try APIJSON.encode(try await refusing { try await control.status() }))
         }
         router.patch("/api/queue") { request in
             try sites.check(request, serving: "/api/")
@@ -104,21 +117,25 @@ enum QueueRoutes {
                     .badRequest, message: "nothing to change: send {\"maximumConcurrentDownloads\": N}")
             }
             _ = try await perform(control, .setConcurrency(count))
-            return .json(try APIJSON.encode(try await status(control)))
+            return .json(try APIJSON.encode(try await refusing { try await control.status() }))
         }
         if let inspect = control.inspect {
             router.post("/api/inspect") { request in
                 try sites.check(request, serving: "/api/")
+                try checkFetcher(request)
                 struct Source: Decodable { let url: String }
                 let source: Source = try decode(request)
-                do {
-                    return .json(try APIJSON.encode(try await inspect(source.url)))
-                } catch let error as QueueControlError {
-                    throw HTTPResponseError(error.status, message: error.message)
-                }
+                return .json(try APIJSON.encode(try await refusing { try await inspect(source.url) }))
             }
         }
         return router
+    }
+
+    /// Refuses a client on another machine when only this one may make the server fetch.
+    static func checkFetcher(_ request: HTTPServerRequest, thisMachineOnly: Bool) throws(HTTPResponseError) {
+        if thisMachineOnly && !ProxyRequestPolicy.isLoopback(request.remoteAddress) {
+            throw HTTPResponseError(.forbidden, message: "adding and inspecting sources is for clients on this machine")
+        }
     }
 
     private static func answer(_ result: QueueActionResult) -> HTTPServerResponse {
@@ -130,16 +147,13 @@ enum QueueRoutes {
     }
 
     private static func perform(_ control: QueueControl, _ action: QueueAction) async throws -> QueueActionResult {
-        do {
-            return try await control.perform(action)
-        } catch let error as QueueControlError {
-            throw HTTPResponseError(error.status, message: error.message)
-        }
+        try await refusing { try await control.perform(action) }
     }
 
-    private static func status(_ control: QueueControl) async throws -> QueueStatus {
+    /// `body`'s value, a ``QueueControlError`` turned into the answer it names.
+    private static func refusing<T>(_ body: () async throws -> T) async throws -> T {
         do {
-            return try await control.status()
+            return try await body()
         } catch let error as QueueControlError {
             throw HTTPResponseError(error.status, message: error.message)
         }

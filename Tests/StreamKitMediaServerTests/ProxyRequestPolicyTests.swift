@@ -28,6 +28,20 @@ import Testing
         #expect(try open.target(of: request(from: "192.168.1.5:5000")) == "http://example.com/a")
     }
 
+    /// Adding a task or inspecting a source makes the server fetch: on a server reachable from
+    /// the network, for clients on this machine only, as the proxy.
+    @Test func onlyThisMachineMakesTheServerFetchForTheQueue() throws {
+        for address in ["127.0.0.1:5000", "[::1]:5000"] {
+            try QueueRoutes.checkFetcher(request(from: address), thisMachineOnly: true)
+        }
+        for address in ["192.168.1.5:5000", "[fe80::1]:5000", "unknown"] {
+            #expect(throws: HTTPResponseError.self, "\(address)") {
+                try QueueRoutes.checkFetcher(request(from: address), thisMachineOnly: true)
+            }
+            try QueueRoutes.checkFetcher(request(from: address), thisMachineOnly: false)
+        }
+    }
+
     @Test func aRequestThisProcessesCacheMadeIsRefused() throws {
         let policy = ProxyRequestPolicy(allowedOrigins: [])
         let looped = request(from: "127.0.0.1:5000", ["Via": "1.0 other, 1.1 \(MediaCache.requestMark)"])

@@ -5,6 +5,7 @@ import StreamKitHLS
 import StreamKitHTTP
 import StreamKitHTTPClient
 import StreamKitMediaServer
+import Synchronization
 
 /// The download queue as `streamkit serve` lets the page and `/api/` change it: the words of
 /// `streamkit queue add/start/stop/retry/remove/config`, performed by serve's own manager with
@@ -15,6 +16,8 @@ struct ServeQueueControl: Sendable {
     /// Serve's own manager (`--run-queue`), which runs the tasks.
     let manager: DownloadManager?
     let environment: [String: String]
+    /// Performs direct changes one after another.
+    let serial = SerialTasks()
 
     var control: QueueControl {
         QueueControl(
@@ -45,8 +48,14 @@ struct ServeQueueControl: Sendable {
             tasks: answer.tasks.map { QueueSummaries.summary($0, library: library) }, removed: answer.removed)
     }
 
+    /// Read from the index, like the queue's lists: nothing is locked or written.
     func status() async throws -> QueueStatus {
-        let settings = try await send(.configure(DownloadQueueSettings())).settings ?? DownloadQueueSettings()
+        let settings: DownloadQueueSettings
+        do {
+            settings = try DownloadQueueRemote.settings(directory: home)
+        } catch {
+            throw QueueControlError(.internalServerError, "\(error)")
+        }
         return QueueStatus(
             isRunning: manager != nil || DownloadQueueRemote.isRunning(directory: home),
             maximumConcurrentDownloads: settings.maximumConcurrentDownloads ?? 1, autoStart: settings.autoStart ?? false
@@ -59,24 +68,30 @@ struct ServeQueueControl: Sendable {
             if let manager {
                 answer = await manager.perform(command)
             } else {
-                answer = try await QueueAccess.perform(command, directory: home)
+                // One at a time: each opens the queue (holding its lock) when nobody runs it, and
+                // a second one meanwhile would post to a runner that does not exist.
+                answer = try await serial.run { try await QueueAccess.perform(command, directory: home) }
             }
         } catch let error as DownloadManagerError {
-            throw QueueControlError(.serviceUnavailable, "\(error)")
+            throw QueueControlError(Self.status(error.kind.description), "\(error)")
+        } catch {
+            throw QueueControlError(.internalServerError, "\(error)")
         }
-        if let error = answer.error {
-            let status: HTTPStatus =
-                switch answer.errorKind {
-                case DownloadManagerError.Kind.unknownTask.description: .notFound
-                case DownloadManagerError.Kind.illegalTransition.description,
-                    DownloadManagerError.Kind.duplicateTask.description:
-                    HTTPStatus(409)
-                case DownloadManagerError.Kind.invalidArgument.description: .badRequest
-                default: .internalServerError
-                }
-            throw QueueControlError(status, error)
-        }
+        if let error = answer.error { throw QueueControlError(Self.status(answer.errorKind), error) }
         return answer
+    }
+
+    /// The status a failure of the queue's kind answers with.
+    static func status(_ kind: String?) -> HTTPStatus {
+        switch kind {
+        case DownloadManagerError.Kind.unknownTask.description: .notFound
+        case DownloadManagerError.Kind.illegalTransition.description,
+            DownloadManagerError.Kind.duplicateTask.description:
+            HTTPStatus(409)
+        case DownloadManagerError.Kind.invalidArgument.description: .badRequest
+        case DownloadManagerError.Kind.noAnswer.description: .serviceUnavailable
+        default: .internalServerError
+        }
     }
 
     /// The task `addition` asks for, as `queue add` makes it from the same words.
@@ -156,5 +171,23 @@ struct ServeQueueControl: Sendable {
             throw QueueControlError(.badRequest, "the URL must be http or https, not '\(url.prefix(200))'")
         }
         if URLUserInfo.isPresent(in: url) { throw QueueControlError(.badRequest, URLUserInfo.refusal) }
+    }
+}
+
+/// Runs async work one piece after another, in the order asked.
+final class SerialTasks: Sendable {
+    private let last = Mutex<Task<Void, Never>?>(nil)
+
+    func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let task: Task<T, any Error> = last.withLock { last in
+            let previous = last
+            let task = Task { () async throws -> T in
+                await previous?.value
+                return try await body()
+            }
+            last = Task { _ = try? await task.value }
+            return task
+        }
+        return try await task.value
     }
 }

@@ -162,6 +162,24 @@ public enum DownloadQueueRemote {
         }
     }
 
+    /// The settings of the queue in `directory`, read from its index (no lock, nothing opened for
+    /// writing); the defaults when there is no queue yet.
+    public static func settings(directory: URL) throws(DownloadManagerError) -> DownloadQueueSettings {
+        let path = directory.appendingPathComponent("queue.sqlite").path
+        var settings = DownloadQueueSettings(maximumConcurrentDownloads: 1, autoStart: false)
+        guard FileManager.default.fileExists(atPath: path) else { return settings }
+        do {
+            let index = try DownloadIndex(path: path, createSchema: false)
+            if let value = try index.setting("maxConcurrent"), let count = Int(value) {
+                settings.maximumConcurrentDownloads = count
+            }
+            settings.autoStart = try index.setting("autoStart") == "1"
+        } catch  where error.detail.contains("no such table") {
+            // A manager is creating the index this moment: its defaults.
+        }
+        return settings
+    }
+
     /// A page of the queue in `directory`: at most `limit` tasks after the first `offset`, in queue
     /// order or, with `unfinishedFirst`, the tasks not yet succeeded first (in queue order), then
     /// the succeeded ones, newest first; with how many tasks are in each state.
