@@ -204,4 +204,41 @@ struct MPDTests {
         }
         #expect(try SegmentTemplateText.expand("$Number%03d$-$$", id: "a", bandwidth: 1, number: 7) == "007-$")
     }
+
+    /// Numbers and times at the edges of 64 bits, a Period that ends before it starts, a Period
+    /// of 10^30 seconds: refused or empty, never a trap.
+    @Test func edgesOfTheNumbers() throws {
+        func resolve(_ document: String) throws -> ResolvedRepresentation {
+            let mpd = try MPD.parse(Array(document.utf8))
+            let set = mpd.periods[0].adaptationSets[0]
+            return try mpd.resolve(
+                periodIndex: 0, adaptationSet: set, representation: set.representations[0], mpdURL: "http://a/m")
+        }
+        for (attributes, timeline) in [
+            ("duration='10' startNumber='18446744073709551615'", ""),
+            ("duration='10' presentationTimeOffset='18446744073709551610'", ""),
+            ("", "<SegmentTimeline><S t='18446744073709551610' d='10' r='5'/></SegmentTimeline>"),
+        ] {
+            let document =
+                "<MPD mediaPresentationDuration='PT100S'><Period><AdaptationSet>"
+                + "<SegmentTemplate timescale='1' media='$Number$-$Time$' \(attributes)>\(timeline)</SegmentTemplate>"
+                + "<Representation id='a' bandwidth='1'/></AdaptationSet></Period></MPD>"
+            #expect(throws: SegmentResolutionError.self, "\(attributes)\(timeline)") { try resolve(document) }
+        }
+        let huge =
+            "<MPD mediaPresentationDuration='PT100S'><Period><AdaptationSet>"
+            + "<SegmentTemplate timescale='1' media='$Number$'><SegmentTimeline><S t='0' d='18446744073709551615' r='-1'/>"
+            + "</SegmentTimeline></SegmentTemplate><Representation id='a' bandwidth='1'/></AdaptationSet></Period></MPD>"
+        #expect(try resolve(huge).segments.count == 1)
+        let backwards =
+            "<MPD mediaPresentationDuration='PT10S'><Period start='PT20S'><AdaptationSet>"
+            + "<SegmentTemplate timescale='1' duration='2' media='$Number$'/>"
+            + "<Representation id='a' bandwidth='1'/></AdaptationSet></Period></MPD>"
+        #expect(try resolve(backwards).segments.isEmpty)
+        let forever =
+            "<MPD mediaPresentationDuration='PT1000000000000000000000000000000S'><Period><AdaptationSet>"
+            + "<SegmentTemplate timescale='1' media='$Number$'><SegmentTimeline><S d='1' r='-1'/></SegmentTimeline>"
+            + "</SegmentTemplate><Representation id='a' bandwidth='1'/></AdaptationSet></Period></MPD>"
+        #expect(throws: SegmentResolutionError.self) { try resolve(forever) }
+    }
 }

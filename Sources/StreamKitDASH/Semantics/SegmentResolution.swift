@@ -149,7 +149,11 @@ struct TemplateContext {
         let startNumber = template.timing.startNumber ?? 1
         let offset = template.timing.presentationTimeOffset ?? 0
         let scale = Double(timescale)
-        for (index, slot) in try slots(template.timing, timescale: timescale).enumerated() {
+        let slots = try slots(template.timing, timescale: timescale)
+        guard startNumber <= UInt64.max - UInt64(slots.count) else {
+            throw SegmentResolutionError("startNumber \(startNumber) leaves no room for \(slots.count) segments")
+        }
+        for (index, slot) in slots.enumerated() {
             let number = startNumber + UInt64(index)
             let path = try SegmentTemplateText.expand(
                 media, id: representationID, bandwidth: bandwidth, number: number, time: slot.time)
@@ -175,6 +179,10 @@ struct TemplateContext {
         }
         let timeline = list.timing.timeline != nil ? try slots(list.timing, timescale: timescale) : []
         let startNumber = list.timing.startNumber ?? 1
+        guard startNumber <= UInt64.max - UInt64(list.segments.count) else {
+            throw SegmentResolutionError(
+                "startNumber \(startNumber) leaves no room for \(list.segments.count) segments")
+        }
         var start = 0.0
         for (index, segment) in list.segments.enumerated() {
             let duration =
@@ -195,8 +203,10 @@ struct TemplateContext {
     func slots(
         _ timing: SegmentTiming, timescale: UInt64
     ) throws(SegmentResolutionError) -> [(time: UInt64, duration: UInt64)] {
-        let end = periodDuration.map {
-            UInt64(max(0, $0) * Double(timescale) + Double(timing.presentationTimeOffset ?? 0))
+        // The Period's end in the timescale (saturating: a duration of 10^30 seconds is no end).
+        let end = periodDuration.map { seconds -> UInt64 in
+            let ticks = max(0, seconds) * Double(timescale) + Double(timing.presentationTimeOffset ?? 0)
+            return ticks < 1.8e19 ? UInt64(ticks) : UInt64.max
         }
         var slots: [(time: UInt64, duration: UInt64)] = []
         if let timeline = timing.timeline {
@@ -211,7 +221,12 @@ struct TemplateContext {
                         throw SegmentResolutionError(
                             "S@r=-1 with no end to repeat to (no next S@t, no Period duration)")
                     }
-                    repeats = until > time ? Int64((until - time + entry.d - 1) / entry.d) - 1 : 0
+                    // Segments that start before `until`, less the first.
+                    let count = until > time ? (until - time - 1) / entry.d + 1 : 1
+                    guard count <= UInt64(maximumSegments) else {
+                        throw SegmentResolutionError("a SegmentTimeline of more than \(maximumSegments) segments")
+                    }
+                    repeats = Int64(count) - 1
                 }
                 guard repeats < Int64(maximumSegments) - Int64(slots.count) else {
                     throw SegmentResolutionError("a SegmentTimeline of more than \(maximumSegments) segments")
@@ -231,12 +246,17 @@ struct TemplateContext {
         guard let periodDuration else {
             throw SegmentResolutionError("the Period's duration is unknown (a dynamic MPD needs its live window)")
         }
-        let count = (periodDuration * Double(timescale) / Double(duration)).rounded(.up)
+        let count = max(0, (periodDuration * Double(timescale) / Double(duration)).rounded(.up))
         guard count <= Double(maximumSegments) else {
             throw SegmentResolutionError("\(count) segments, more than \(maximumSegments)")
         }
-        let first = timing.presentationTimeOffset ?? 0
-        for index in 0..<Int(count) { slots.append((first + UInt64(index) * duration, duration)) }
+        var time = timing.presentationTimeOffset ?? 0
+        for _ in 0..<Int(count) {
+            slots.append((time, duration))
+            let (next, overflow) = time.addingReportingOverflow(duration)
+            guard !overflow else { throw SegmentResolutionError("segment times overflow") }
+            time = next
+        }
         return slots
     }
 }
