@@ -149,11 +149,15 @@ import Glibc
         #expect(try await Self.sha256(of: whole) == expected)
         try FileManager.default.removeItem(at: whole)
 
-        // Killed halfway, then the same command again.
+        // Killed halfway, then the same command again. The killed run is held to 100 MB/s: at
+        // loopback speed the second half took a quarter of a second, less than a loaded test
+        // process sometimes took to notice the first half and send the signal (CI saw the
+        // download finish first).
         let target = directory.appendingPathComponent("resumed.bin")
         let partial = HTTPFileDownloadPaths.partial(for: target)
         let killed = try ChildProcess(
-            executable: streamkit, arguments: ["download", url, "-o", target.path, "--home", home],
+            executable: streamkit,
+            arguments: ["download", url, "-o", target.path, "--home", home, "--limit-rate", "100M"],
             logName: "streamkit-1g")
         try await Self.waitForFile(partial, toReach: gigabyte / 2, while: killed)
         killed.signal(SIGKILL)

@@ -48,10 +48,16 @@ import Testing
         feed.close()
         #expect(await first.next() == nil)
         #expect(await second.next() == nil)
-        // A closed feed reads no more, and a new listener's stream ends at once.
-        let after = reads.withLock { $0 }
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(reads.withLock { $0 } == after)
+        // A closed feed reads no more (a read in flight may finish), and a new listener's stream
+        // ends at once.
+        var settled = false
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !settled && ContinuousClock.now < deadline {
+            let before = reads.withLock { $0 }
+            try await Task.sleep(for: .milliseconds(200))
+            settled = reads.withLock { $0 } == before
+        }
+        #expect(settled)
         var late = feed.listen().makeAsyncIterator()
         #expect(await late.next() == nil)
     }
@@ -64,13 +70,21 @@ import Testing
         }
         var listener: AsyncStream<[UInt8]>.Iterator? = feed.listen().makeAsyncIterator()
         _ = await listener?.next()
-        try await Task.sleep(for: .milliseconds(100))
+        // Waits with deadlines, not fixed sleeps: a loaded machine runs the poller late.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while reads.withLock({ $0 }) <= 2 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(reads.withLock { $0 } > 2)
         listener = nil
-        try await Task.sleep(for: .milliseconds(50))
-        let settled = reads.withLock { $0 }
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(reads.withLock { $0 } == settled, "the poller goes on without listeners")
+        // Stopped: a read in flight may still finish, then the count stays for 20 intervals.
+        var settled = false
+        while !settled && ContinuousClock.now < deadline {
+            let before = reads.withLock { $0 }
+            try await Task.sleep(for: .milliseconds(200))
+            settled = reads.withLock { $0 } == before
+        }
+        #expect(settled, "the poller goes on without listeners")
         feed.close()
     }
 }
