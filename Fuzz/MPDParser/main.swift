@@ -18,6 +18,10 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     }
     precondition(elements <= 10_000)
     guard let mpd = try? MPD.parse(bytes, limits: limits) else { return 0 }
+    // What is written reads back, and writes the same text again.
+    let written = mpd.serialized()
+    guard let again = try? MPD.parse(Array(written.utf8)) else { preconditionFailure("written MPD unreadable") }
+    precondition(again.serialized() == written)
     // Resolution is bounded: at most the segments asked for, URLs resolved against an absolute base.
     for (index, period) in mpd.periods.enumerated() {
         for set in period.adaptationSets {

@@ -242,3 +242,54 @@ struct MPDTests {
         #expect(throws: SegmentResolutionError.self) { try resolve(forever) }
     }
 }
+
+/// The writer: what it writes reads back as the same MPD, unnamed attributes and elements
+/// included, and writing that again gives the same text.
+struct MPDWriterTests {
+    @Test(arguments: [FFmpegMPDs.timeline, FFmpegMPDs.number, FFmpegMPDs.singleFile])
+    func ffmpegMPDsReadBackTheSame(document: String) throws {
+        let mpd = try MPD.parse(Array(document.utf8))
+        let written = mpd.serialized()
+        let again = try MPD.parse(Array(written.utf8))
+        #expect(again == mpd, "\(written)")
+        #expect(again.serialized() == written)
+        // What players need and the model does not name is still there.
+        #expect(written.contains(#"segmentAlignment="true""#) || !document.contains("segmentAlignment"))
+        #expect(written.contains("xmlns:xlink=") && written.contains("<ProgramInformation/>"))
+    }
+
+    @Test func descriptorsTimelinesAndKeptElements() throws {
+        let document = """
+            <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic" availabilityStartTime="2026-12-07T00:00:00Z"
+                 minimumUpdatePeriod="PT2S" timeShiftBufferDepth="PT30.5S" publishTime="2026-12-07T00:01:00Z">
+              <Period id="p0" start="PT0S">
+                <AdaptationSet contentType="audio" lang="fr" segmentAlignment="true">
+                  <ContentProtection schemeIdUri="urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed">
+                    <cenc:pssh xmlns:cenc="urn:mpeg:cenc:2013">AAAA</cenc:pssh>
+                  </ContentProtection>
+                  <Role schemeIdUri="urn:mpeg:dash:role:2011" value="dub"/>
+                  <Label>Français &amp; co</Label>
+                  <SegmentTemplate timescale="48000" media="a/$Time$.m4s" availabilityTimeOffset="1.5">
+                    <SegmentTimeline><S t="96000" d="96000" r="-1"/></SegmentTimeline>
+                  </SegmentTemplate>
+                  <Representation id="a" bandwidth="128000" codecs="mp4a.40.2" audioSamplingRate="48000"/>
+                </AdaptationSet>
+              </Period>
+              <UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-iso:2014" value="https://time.example/"/>
+            </MPD>
+            """
+        let mpd = try MPD.parse(Array(document.utf8))
+        #expect(mpd.type == .dynamic && mpd.timeShiftBufferDepth == 30.5)
+        let written = mpd.serialized()
+        #expect(try MPD.parse(Array(written.utf8)) == mpd, "\(written)")
+        #expect(written.contains("<cenc:pssh xmlns:cenc=\"urn:mpeg:cenc:2013\">AAAA</cenc:pssh>"), "\(written)")
+        #expect(
+            written.contains("<Label>Français &amp; co</Label>") && written.contains(#"availabilityTimeOffset="1.5""#))
+        #expect(written.contains(#"<S t="96000" d="96000" r="-1"/>"#))
+        // UTCTiming comes after the Periods, as the schema orders it.
+        let utc = try #require(written.range(of: "<UTCTiming"))
+        #expect(written.range(of: "</Period>").map { $0.upperBound <= utc.lowerBound } == true)
+        #expect(ISO8601Duration.text(30.5) == "PT30.5S" && ISO8601Duration.text(6) == "PT6S")
+        #expect(ISO8601Duration.seconds(ISO8601Duration.text(1.0 / 3)) == 1.0 / 3)
+    }
+}

@@ -1,7 +1,7 @@
 /// A Media Presentation Description (ISO/IEC 23009-1 §5.3), as values. Times are seconds
 /// (`Double`) where the MPD writes ISO 8601 durations; dates stay as written (`xs:dateTime`
-/// text) with ``DASHDateTime`` to read them. What the model does not name is kept in `other`
-/// (attributes) and `extra` (elements), so that a written MPD loses nothing.
+/// text). What the model does not name is kept in `other` (attributes) and `extra` (elements),
+/// so that a written MPD (``serialized()``) loses nothing.
 public struct MPD: Hashable, Sendable {
     public enum PresentationType: String, Hashable, Sendable {
         case `static`, dynamic
@@ -19,7 +19,7 @@ public struct MPD: Hashable, Sendable {
     public var publishTime: String?
     public var baseURLs: [String]
     public var periods: [Period]
-    public var other: [(name: String, value: String)]
+    public var other: [Attribute]
     public var extra: [DASHXML.Element]
 
     public init(type: PresentationType = .static, periods: [Period] = []) {
@@ -29,23 +29,16 @@ public struct MPD: Hashable, Sendable {
         self.other = []
         self.extra = []
     }
+}
 
-    public static func == (lhs: MPD, rhs: MPD) -> Bool {
-        lhs.type == rhs.type && lhs.profiles == rhs.profiles
-            && lhs.mediaPresentationDuration == rhs.mediaPresentationDuration && lhs.minBufferTime == rhs.minBufferTime
-            && lhs.minimumUpdatePeriod == rhs.minimumUpdatePeriod
-            && lhs.timeShiftBufferDepth == rhs.timeShiftBufferDepth
-            && lhs.suggestedPresentationDelay == rhs.suggestedPresentationDelay
-            && lhs.maxSegmentDuration == rhs.maxSegmentDuration
-            && lhs.availabilityStartTime == rhs.availabilityStartTime
-            && lhs.publishTime == rhs.publishTime && lhs.baseURLs == rhs.baseURLs && lhs.periods == rhs.periods
-            && lhs.other.elementsEqual(rhs.other) { $0 == $1 } && lhs.extra == rhs.extra
-    }
+/// An attribute the model does not name, kept for writing.
+public struct Attribute: Hashable, Sendable {
+    public var name: String
+    public var value: String
 
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(type)
-        hasher.combine(periods)
-        hasher.combine(baseURLs)
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
     }
 }
 
@@ -54,6 +47,7 @@ public struct Period: Hashable, Sendable {
     public var id: String?
     public var start: Double?
     public var duration: Double?
+    public var other: [Attribute]
     public var baseURLs: [String]
     public var segments: SegmentInformation
     public var adaptationSets: [AdaptationSet]
@@ -64,6 +58,7 @@ public struct Period: Hashable, Sendable {
         self.id = id
         self.start = start
         self.duration = duration
+        self.other = []
         self.baseURLs = []
         self.segments = SegmentInformation()
         self.adaptationSets = adaptationSets
@@ -103,6 +98,7 @@ public struct AdaptationSet: Hashable, Sendable {
     public var contentType: String?
     public var lang: String?
     public var common: CommonAttributes
+    public var other: [Attribute]
     public var roles: [Descriptor]
     public var accessibility: [Descriptor]
     public var labels: [String]
@@ -116,6 +112,7 @@ public struct AdaptationSet: Hashable, Sendable {
 
     public init(representations: [Representation] = []) {
         self.common = CommonAttributes()
+        self.other = []
         self.roles = []
         self.accessibility = []
         self.labels = []
@@ -146,6 +143,7 @@ public struct Representation: Hashable, Sendable {
     public var id: String
     public var bandwidth: Int
     public var common: CommonAttributes
+    public var other: [Attribute]
     public var contentProtection: [Descriptor]
     public var baseURLs: [String]
     public var segments: SegmentInformation
@@ -155,6 +153,7 @@ public struct Representation: Hashable, Sendable {
         self.id = id
         self.bandwidth = bandwidth
         self.common = CommonAttributes()
+        self.other = []
         self.contentProtection = []
         self.baseURLs = []
         self.segments = SegmentInformation()
@@ -231,8 +230,10 @@ public struct SegmentTiming: Hashable, Sendable {
     public var startNumber: UInt64?
     public var timeline: [TimelineEntry]?
     public var initialization: URLWithRange?
+    /// The element's attributes the model does not name (`availabilityTimeOffset`, say).
+    public var other: [Attribute]
 
-    public init() {}
+    public init() { other = [] }
 }
 
 public struct SegmentBase: Hashable, Sendable {

@@ -47,12 +47,12 @@ enum MPDReader {
         mpd.maxSegmentDuration = try duration(element, "maxSegmentDuration")
         mpd.availabilityStartTime = element["availabilityStartTime"]
         mpd.publishTime = element["publishTime"]
-        mpd.other = element.attributes.filter { !mpdAttributes.contains($0.name) }
+        mpd.other = others(element, known: mpdAttributes)
         for child in element.children {
             switch child.localName {
             case "BaseURL": mpd.baseURLs.append(trimmed(child.text))
             case "Period": mpd.periods.append(try period(child))
-            default: mpd.extra.append(child)
+            default: mpd.extra.append(kept(child))
             }
         }
         guard !mpd.periods.isEmpty else { throw MPDParseError("the MPD has no Period") }
@@ -62,12 +62,13 @@ enum MPDReader {
     static func period(_ element: DASHXML.Element) throws(MPDParseError) -> Period {
         var period = Period(id: element["id"], start: try duration(element, "start"))
         period.duration = try duration(element, "duration")
+        period.other = others(element, known: ["id", "start", "duration"])
         for child in element.children {
             if try segmentInformation(child, into: &period.segments) { continue }
             switch child.localName {
             case "BaseURL": period.baseURLs.append(trimmed(child.text))
             case "AdaptationSet": period.adaptationSets.append(try adaptationSet(child))
-            default: period.extra.append(child)
+            default: period.extra.append(kept(child))
             }
         }
         return period
@@ -79,18 +80,19 @@ enum MPDReader {
         set.contentType = element["contentType"]
         set.lang = element["lang"]
         set.common = try common(element)
+        set.other = others(element, known: commonAttributes.union(["id", "contentType", "lang"]))
         for child in element.children {
             if try segmentInformation(child, into: &set.segments) { continue }
             switch child.localName {
             case "BaseURL": set.baseURLs.append(trimmed(child.text))
-            case "Role": set.roles.append(Descriptor(child))
-            case "Accessibility": set.accessibility.append(Descriptor(child))
+            case "Role": set.roles.append(Descriptor(kept(child)))
+            case "Accessibility": set.accessibility.append(Descriptor(kept(child)))
             case "Label": set.labels.append(trimmed(child.text))
-            case "ContentProtection": set.contentProtection.append(Descriptor(child))
-            case "EssentialProperty": set.essentialProperties.append(Descriptor(child))
-            case "SupplementalProperty": set.supplementalProperties.append(Descriptor(child))
+            case "ContentProtection": set.contentProtection.append(Descriptor(kept(child)))
+            case "EssentialProperty": set.essentialProperties.append(Descriptor(kept(child)))
+            case "SupplementalProperty": set.supplementalProperties.append(Descriptor(kept(child)))
             case "Representation": set.representations.append(try representation(child))
-            default: set.extra.append(child)
+            default: set.extra.append(kept(child))
             }
         }
         return set
@@ -103,15 +105,38 @@ enum MPDReader {
         }
         var representation = Representation(id: id, bandwidth: bandwidth)
         representation.common = try common(element)
+        representation.other = others(element, known: commonAttributes.union(["id", "bandwidth"]))
         for child in element.children {
             if try segmentInformation(child, into: &representation.segments) { continue }
             switch child.localName {
             case "BaseURL": representation.baseURLs.append(trimmed(child.text))
-            case "ContentProtection": representation.contentProtection.append(Descriptor(child))
-            default: representation.extra.append(child)
+            case "ContentProtection": representation.contentProtection.append(Descriptor(kept(child)))
+            default: representation.extra.append(kept(child))
             }
         }
         return representation
+    }
+
+    static let commonAttributes: Set<String> = [
+        "mimeType", "codecs", "width", "height", "frameRate", "audioSamplingRate",
+    ]
+    static let segmentAttributes: Set<String> = [
+        "timescale", "presentationTimeOffset", "duration", "startNumber", "indexRange", "media", "initialization",
+        "index",
+    ]
+
+    /// An element kept for writing, its text trimmed (the indentation around it is not
+    /// content), so that what is written reads back the same.
+    static func kept(_ element: DASHXML.Element) -> DASHXML.Element {
+        var element = element
+        element.text = trimmed(element.text)
+        element.children = element.children.map(kept)
+        return element
+    }
+
+    /// The attributes of `element` not in `known`, kept for writing.
+    static func others(_ element: DASHXML.Element, known: Set<String>) -> [Attribute] {
+        element.attributes.filter { !known.contains($0.name) }.map { Attribute($0.name, $0.value) }
     }
 
     static func common(_ element: DASHXML.Element) throws(MPDParseError) -> CommonAttributes {
@@ -153,6 +178,7 @@ enum MPDReader {
 
     static func timing(_ element: DASHXML.Element) throws(MPDParseError) -> SegmentTiming {
         var timing = SegmentTiming()
+        timing.other = others(element, known: segmentAttributes)
         timing.timescale = try integer(element, "timescale")
         if timing.timescale == 0 { throw MPDParseError("\(element.name)@timescale is 0") }
         timing.presentationTimeOffset = try integer(element, "presentationTimeOffset")
