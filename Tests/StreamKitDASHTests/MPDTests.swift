@@ -202,6 +202,12 @@ struct MPDTests {
         #expect(throws: SegmentResolutionError.self) {
             try SegmentTemplateText.expand("$Number", id: "a", bandwidth: 1, number: 1)
         }
+        // An identifier that is only a format (found by the fuzz target: it trapped).
+        for template in ["$%$", "$%05d$", "$Number%$", "$Number%x$"] {
+            #expect(throws: SegmentResolutionError.self, "\(template)") {
+                try SegmentTemplateText.expand(template, id: "a", bandwidth: 1, number: 1)
+            }
+        }
         #expect(try SegmentTemplateText.expand("$Number%03d$-$$", id: "a", bandwidth: 1, number: 7) == "007-$")
     }
 

@@ -47,7 +47,9 @@ enum MPDReader {
         mpd.maxSegmentDuration = try duration(element, "maxSegmentDuration")
         mpd.availabilityStartTime = element["availabilityStartTime"]
         mpd.publishTime = element["publishTime"]
-        mpd.other = others(element, known: mpdAttributes)
+        // The default namespace first, where the writer puts it.
+        let attributes = others(element, known: mpdAttributes)
+        mpd.other = attributes.filter { $0.name == "xmlns" } + attributes.filter { $0.name != "xmlns" }
         for child in element.children {
             switch child.localName {
             case "BaseURL": mpd.baseURLs.append(trimmed(child.text))

@@ -281,7 +281,7 @@ public enum SegmentTemplateText {
                 result += "$"
                 continue
             }
-            let parts = identifier.split(separator: "%", maxSplits: 1)
+            let parts = identifier.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false)
             let name = parts[0]
             var width = 1
             if parts.count == 2 {

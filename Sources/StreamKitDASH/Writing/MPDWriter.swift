@@ -7,11 +7,12 @@ extension MPD {
     public func serialized() -> String {
         var xml = XMLText()
         xml.text("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n")
-        var attributes: [Attribute] = []
-        if !other.contains(where: { $0.name == "xmlns" }) {
-            attributes.append(Attribute("xmlns", "urn:mpeg:dash:schema:mpd:2011"))
-        }
-        attributes.append(Attribute("type", type.rawValue))
+        // The default namespace first, the MPD's own or DASH's: written in one place whatever the
+        // MPD read had, so that writing what was written gives the same text.
+        var attributes = [
+            other.first { $0.name == "xmlns" } ?? Attribute("xmlns", "urn:mpeg:dash:schema:mpd:2011"),
+            Attribute("type", type.rawValue),
+        ]
         attributes += [
             ("profiles", profiles), ("availabilityStartTime", availabilityStartTime), ("publishTime", publishTime),
         ].compactMap { name, value in value.map { Attribute(name, $0) } }
@@ -20,7 +21,7 @@ extension MPD {
             ("minimumUpdatePeriod", minimumUpdatePeriod), ("timeShiftBufferDepth", timeShiftBufferDepth),
             ("suggestedPresentationDelay", suggestedPresentationDelay), ("maxSegmentDuration", maxSegmentDuration),
         ].compactMap { name, value in value.map { Attribute(name, ISO8601Duration.text($0)) } }
-        xml.open("MPD", attributes + other)
+        xml.open("MPD", attributes + other.filter { $0.name != "xmlns" })
         let after: Set<Substring> = [
             "Metrics", "EssentialProperty", "SupplementalProperty", "UTCTiming", "LeapSecondInformation",
         ]
