@@ -74,6 +74,17 @@ struct RenditionSelector {
             if chosen.isEmpty, case .name = preference {
                 throw noMatch(option: option, preference: preference, group: withPlaylists, masterURL: masterURL)
             }
+            if chosen.isEmpty, case .role = preference {
+                throw noMatch(option: option, preference: preference, group: withPlaylists, masterURL: masterURL)
+            }
+            if case .languages(let languages) = preference,
+                let missing = languages.first(where: {
+                    RenditionPreference.language($0).select(from: withPlaylists).isEmpty
+                })
+            {
+                throw noMatch(
+                    option: option, preference: .language(missing), group: withPlaylists, masterURL: masterURL)
+            }
             for rendition in chosen {
                 guard let uri = rendition.uri else { continue }
                 let url = resolveURI(uri, against: masterURL)

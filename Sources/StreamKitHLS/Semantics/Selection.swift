@@ -61,9 +61,18 @@ public enum RenditionPreference: Hashable, Sendable, CustomStringConvertible {
     case language(String)
     /// The rendition with this NAME (ignoring case).
     case name(String)
+    /// Several languages at once (`en,fr`): for each in turn, what ``language(_:)`` takes.
+    case languages([String])
+    /// Renditions whose CHARACTERISTICS (for DASH, the Role and Accessibility values) include
+    /// this one (`role:commentary`, `role:main`), ignoring case.
+    case role(String)
 
-    /// Parses `auto`, `all`, `none`, `name:NAME`, or a language tag.
+    /// Parses `auto`, `all`, `none`, `name:NAME`, `role:ROLE`, a language tag, or language tags
+    /// separated by commas.
     public init?(_ text: String) {
+        func isTag(_ text: Substring) -> Bool {
+            !text.isEmpty && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+        }
         switch text.lowercased() {
         case "", "auto", "default": self = .automatic
         case "all": self = .all
@@ -71,6 +80,12 @@ public enum RenditionPreference: Hashable, Sendable, CustomStringConvertible {
         default:
             if text.lowercased().hasPrefix("name:") {
                 self = .name(String(text.dropFirst(5)))
+            } else if text.lowercased().hasPrefix("role:"), text.count > 5 {
+                self = .role(String(text.dropFirst(5)))
+            } else if text.contains(",") {
+                let tags = text.split(separator: ",", omittingEmptySubsequences: false)
+                guard tags.allSatisfy(isTag) else { return nil }
+                self = .languages(tags.map(String.init))
             } else if text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) {
                 self = .language(text)
             } else {
@@ -86,6 +101,8 @@ public enum RenditionPreference: Hashable, Sendable, CustomStringConvertible {
         case .none: "none"
         case .language(let language): language
         case .name(let name): "name:\(name)"
+        case .languages(let languages): languages.joined(separator: ",")
+        case .role(let role): "role:\(role)"
         }
     }
 
@@ -103,6 +120,21 @@ public enum RenditionPreference: Hashable, Sendable, CustomStringConvertible {
             return []
         case .name(let name):
             return renditions.filter { $0.name.lowercased() == name.lowercased() }
+        case .role(let role):
+            return renditions.filter { rendition in
+                (rendition.characteristics ?? "").split(separator: ",").contains {
+                    $0.filter { $0 != " " }.lowercased() == role.lowercased()
+                }
+            }
+        case .languages(let languages):
+            var taken: [Rendition] = []
+            for language in languages {
+                for rendition in RenditionPreference.language(language).select(from: renditions)
+                where !taken.contains(rendition) {
+                    taken.append(rendition)
+                }
+            }
+            return taken
         case .language(let wanted):
             let exact = renditions.filter { $0.language?.lowercased() == wanted.lowercased() }
             let related = renditions.filter { rendition in
