@@ -185,10 +185,12 @@ public struct ByteRangeText: Hashable, Sendable {
         self.last = last
     }
 
-    /// Parses `100-199`; `nil` for anything else.
+    /// Parses `100-199`; `nil` for anything else, and for a last byte of `Int64.max`, whose
+    /// range has no length an `Int64` holds.
     public init?(_ text: String) {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 2, let first = Int64(parts[0]), let last = Int64(parts[1]), first >= 0, last >= first
+        guard parts.count == 2, let first = Int64(parts[0]), let last = Int64(parts[1]), first >= 0, last >= first,
+            last < Int64.max
         else { return nil }
         self.init(first: first, last: last)
     }

@@ -12,10 +12,12 @@ public struct DASHSegment: Hashable, Sendable {
     public var number: UInt64?
     /// `$Time$`, in the timescale, for templates with a timeline.
     public var time: UInt64?
+    /// The duration in the timescale, where the MPD gives one.
+    public var ticks: UInt64?
 
     public init(
         url: String, range: ByteRangeText? = nil, start: Double = 0, duration: Double = 0, number: UInt64? = nil,
-        time: UInt64? = nil
+        time: UInt64? = nil, ticks: UInt64? = nil
     ) {
         self.url = url
         self.range = range
@@ -23,7 +25,11 @@ public struct DASHSegment: Hashable, Sendable {
         self.duration = duration
         self.number = number
         self.time = time
+        self.ticks = ticks
     }
+
+    /// The URL and the range (`URL#first-last`): one resource, or one part of it.
+    public var identity: String { url + (range.map { "#" + $0.text } ?? "") }
 }
 
 /// A Representation's resources: its initialization segment, its media segments, and, for a
@@ -35,6 +41,8 @@ public struct ResolvedRepresentation: Hashable, Sendable {
     public var segments: [DASHSegment]
     public var index: DASHSegment?
     public var timescale: UInt64
+    /// The presentation time, in the timescale, at the Period's start.
+    public var presentationTimeOffset: UInt64 = 0
 }
 
 /// What resolving a Representation's segments refused.
@@ -60,7 +68,7 @@ extension MPD {
             if let first = urls.first, !first.isEmpty { base = resolveURI(first, against: base) }
         }
         let levels = [period.segments, adaptationSet.segments, representation.segments]
-        let periodDuration = period.duration ?? mediaPresentationDuration.map { $0 - (period.start ?? 0) }
+        let periodDuration = periodTimes(periodIndex).duration
         let context = TemplateContext(
             representationID: representation.id, bandwidth: representation.bandwidth, base: base,
             periodDuration: periodDuration, maximumSegments: maximumSegments)
@@ -76,7 +84,7 @@ extension MPD {
         var resolved = ResolvedRepresentation(
             baseURL: base, initialization: nil,
             segments: [DASHSegment(url: base, start: 0, duration: periodDuration ?? 0)], index: nil,
-            timescale: timescale)
+            timescale: timescale, presentationTimeOffset: segmentBase.timing.presentationTimeOffset ?? 0)
         if let initialization = segmentBase.timing.initialization {
             resolved.initialization = DASHSegment(
                 url: initialization.sourceURL.map { resolveURI($0, against: base) } ?? base, range: initialization.range
@@ -86,6 +94,35 @@ extension MPD {
             resolved.index = DASHSegment(url: base, range: indexRange)
         }
         return resolved
+    }
+}
+
+extension MPD {
+    /// Period `index`'s start and duration in the presentation (§5.3.2.1): its `@start`, else the
+    /// previous Period's end, else 0; its `@duration`, else up to the next Period's start, else
+    /// up to the presentation's end; `nil` when none of them is known (a live Period).
+    public func periodTimes(_ index: Int) -> (start: Double, duration: Double?) {
+        var start = 0.0
+        var duration: Double?
+        for position in 0...index {
+            let period = periods[position]
+            if position > 0 {
+                guard let previous = duration else {
+                    start = period.start ?? start
+                    duration = period.duration
+                    continue
+                }
+                start = period.start ?? start + previous
+            } else {
+                start = period.start ?? 0
+            }
+            duration = period.duration
+            if duration == nil {
+                let next = periods.dropFirst(position + 1).first?.start
+                duration = (next ?? mediaPresentationDuration).map { $0 - start }
+            }
+        }
+        return (start, duration.map { max(0, $0) })
     }
 }
 
@@ -137,7 +174,8 @@ struct TemplateContext {
         let timescale = template.timing.timescale ?? 1
         guard let media = template.media else { throw SegmentResolutionError("a SegmentTemplate has no media") }
         var resolved = ResolvedRepresentation(
-            baseURL: base, initialization: nil, segments: [], index: nil, timescale: timescale)
+            baseURL: base, initialization: nil, segments: [], index: nil, timescale: timescale,
+            presentationTimeOffset: template.timing.presentationTimeOffset ?? 0)
         if let initialization = template.initializationTemplate {
             resolved.initialization = DASHSegment(
                 url: resolveURI(
@@ -160,7 +198,7 @@ struct TemplateContext {
             resolved.segments.append(
                 DASHSegment(
                     url: resolveURI(path, against: base), start: (Double(slot.time) - Double(offset)) / scale,
-                    duration: Double(slot.duration) / scale, number: number, time: slot.time))
+                    duration: Double(slot.duration) / scale, number: number, time: slot.time, ticks: slot.duration))
         }
         return resolved
     }
@@ -168,7 +206,8 @@ struct TemplateContext {
     func list(_ list: SegmentList) throws(SegmentResolutionError) -> ResolvedRepresentation {
         let timescale = list.timing.timescale ?? 1
         var resolved = ResolvedRepresentation(
-            baseURL: base, initialization: nil, segments: [], index: nil, timescale: timescale)
+            baseURL: base, initialization: nil, segments: [], index: nil, timescale: timescale,
+            presentationTimeOffset: list.timing.presentationTimeOffset ?? 0)
         if let initialization = list.timing.initialization {
             resolved.initialization = DASHSegment(
                 url: initialization.sourceURL.map { resolveURI($0, against: base) } ?? base, range: initialization.range
@@ -184,16 +223,18 @@ struct TemplateContext {
                 "startNumber \(startNumber) leaves no room for \(list.segments.count) segments")
         }
         var start = 0.0
+        var time = list.timing.presentationTimeOffset ?? 0
         for (index, segment) in list.segments.enumerated() {
-            let duration =
-                index < timeline.count
-                ? Double(timeline[index].duration) / Double(timescale)
-                : Double(list.timing.duration ?? 0) / Double(timescale)
+            let ticks = index < timeline.count ? timeline[index].duration : list.timing.duration
+            if index < timeline.count { time = timeline[index].time }
+            let duration = Double(ticks ?? 0) / Double(timescale)
             resolved.segments.append(
                 DASHSegment(
                     url: segment.media.map { resolveURI($0, against: base) } ?? base, range: segment.mediaRange,
-                    start: start, duration: duration, number: startNumber + UInt64(index)))
+                    start: start, duration: duration, number: startNumber + UInt64(index),
+                    time: ticks == nil ? nil : time, ticks: ticks))
             start += duration
+            time = time &+ (ticks ?? 0)
         }
         return resolved
     }
