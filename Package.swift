@@ -109,7 +109,8 @@ let package = Package(
         .target(
             name: "StreamKitDownloads",
             dependencies: [
-                "StreamKitCore", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitHLS", "StreamKitMPEGTS",
+                "StreamKitCore", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitHLS", "StreamKitDASH",
+                "StreamKitMPEGTS",
             ],
             swiftSettings: strictSettings),
         // The server on 127.0.0.1: the library, the caching proxy and its playlist rewriting, the page.
@@ -125,7 +126,8 @@ let package = Package(
             name: "StreamKitCLI",
             dependencies: [
                 "StreamKitCore", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitHTTPServer", "StreamKitHLS",
-                "StreamKitFLV", "StreamKitRTMP", "StreamKitDownloads", "StreamKitMediaCache", "StreamKitMediaServer",
+                "StreamKitDASH", "StreamKitFLV", "StreamKitRTMP", "StreamKitDownloads", "StreamKitMediaCache",
+                "StreamKitMediaServer",
             ],
             // The sample stream `streamkit demo` serves (scripts/make-demo-sample.sh).
             resources: [.copy("DemoSample")],
@@ -201,7 +203,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "StreamKitDASHTests", dependencies: ["StreamKitDASH", "StreamKitCore", "StreamKitTestSupport"],
+            name: "StreamKitDASHTests",
+            dependencies: ["StreamKitDASH", "StreamKitHLS", "StreamKitCore", "StreamKitTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "StreamKitHLSTests", dependencies: ["StreamKitHLS", "StreamKitCore", "StreamKitTestSupport"],
@@ -236,15 +239,15 @@ let package = Package(
         .testTarget(
             name: "StreamKitDownloadsTests",
             dependencies: [
-                "StreamKitDownloads", "StreamKitHLS", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitMediaServer",
-                "StreamKitCore", "StreamKitTestSupport",
+                "StreamKitDownloads", "StreamKitHLS", "StreamKitDASH", "StreamKitHTTP", "StreamKitHTTPClient",
+                "StreamKitMediaServer", "StreamKitCore", "StreamKitTestSupport",
             ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "StreamKitCLITests",
             dependencies: [
                 "StreamKitCLI", "StreamKitCore", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitHLS",
-                "StreamKitDownloads", "StreamKitMediaCache", "StreamKitMediaServer", "StreamKitRTMP",
+                "StreamKitDASH", "StreamKitDownloads", "StreamKitMediaCache", "StreamKitMediaServer", "StreamKitRTMP",
                 "StreamKitTestSupport",
             ],
             exclude: ["HelpSnapshots", "PlaylistQuirks"],

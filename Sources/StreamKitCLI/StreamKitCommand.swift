@@ -7,7 +7,7 @@ public struct StreamKitCommand: ParsableCommand {
         commandName: "streamkit",
         abstract: "Take streaming media offline and hand it back to any player.",
         discussion: """
-            StreamKit downloads HLS streams into local packages that play with no network, serves them \
+            StreamKit downloads HLS and DASH streams into local packages that play with no network, serves them \
             from 127.0.0.1, caches progressive media as it plays, and records and publishes RTMP.
             """,
         examples: [

@@ -21,6 +21,17 @@ public struct FixtureRecipe: Hashable, Sendable, CustomStringConvertible {
         case hlsDiscontinuity
         /// An FLV file with H.264 video and AAC audio.
         case flv
+        /// DASH (`manifest.mpd`, ffmpeg `-f dash`), for this and the next three: two video
+        /// Representations (320x240 and 160x120) and audio in English and French, each in its
+        /// AdaptationSet. SegmentTemplate with a SegmentTimeline.
+        case dashTimeline
+        /// SegmentTemplate with `$Number$` and a duration.
+        case dashNumber
+        /// One file per Representation, a SegmentList of byte ranges (`-single_file 1`).
+        case dashSingleFile
+        /// One file per Representation with a global `sidx` (video and English audio only),
+        /// described by SegmentBase with an `indexRange`.
+        case dashSegmentBase
     }
 
     public var kind: Kind
@@ -48,6 +59,7 @@ public struct FixtureRecipe: Hashable, Sendable, CustomStringConvertible {
         switch kind {
         case .hlsMaster: "master.m3u8"
         case .flv: "video.flv"
+        case .dashTimeline, .dashNumber, .dashSingleFile, .dashSegmentBase: "manifest.mpd"
         default: "index.m3u8"
         }
     }
@@ -150,6 +162,8 @@ public actor Fixtures {
             try await makeDiscontinuity(recipe, in: directory)
         case .flv:
             try await ffmpeg(input(recipe) + encode(recipe) + ["-f", "flv", "video.flv"], in: directory)
+        case .dashTimeline, .dashNumber, .dashSingleFile, .dashSegmentBase:
+            try await makeDASH(recipe, in: directory)
         }
         return Fixture(recipe: recipe, directory: directory, key: key)
     }
@@ -186,7 +200,7 @@ public actor Fixtures {
             + extra + [playlist]
     }
 
-    private static func ffmpeg(_ arguments: [String], in directory: URL) async throws {
+    static func ffmpeg(_ arguments: [String], in directory: URL) async throws {
         try await Tool.ffmpeg.run(
             ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"] + arguments, timeout: .seconds(300),
             workingDirectory: directory)

@@ -10,6 +10,11 @@ public enum HLSPlayers {
         /// The requests ffmpeg reported as failed (`HTTP error 404 Not Found`, `Failed to open
         /// segment 2 of playlist 0`), in order.
         public var failedRequests: [String]
+        /// The frames of each video stream, in order (a DASH MPD read whole lists each
+        /// Representation as a stream of its own).
+        public var videoStreamFrames: [Int] = []
+        /// The frames of each audio stream, in order.
+        public var audioStreamFrames: [Int] = []
 
         public init(videoFrames: Int, audioFrames: Int, failedRequests: [String]) {
             self.videoFrames = videoFrames
@@ -61,8 +66,14 @@ public enum HLSPlayers {
         let failed = output.standardError.split(separator: "\n").filter {
             $0.contains("HTTP error") || $0.contains("Server returned") || $0.contains("Failed to open")
         }
-        return FFmpegPlayback(
+        var playback = FFmpegPlayback(
             videoFrames: frames("video"), audioFrames: frames("audio"), failedRequests: failed.map(String.init))
+        func each(_ type: String) -> [Int] {
+            probe.streams.filter { $0.codecType == type }.map { Int($0.frames ?? "") ?? 0 }
+        }
+        playback.videoStreamFrames = each("video")
+        playback.audioStreamFrames = each("audio")
+        return playback
     }
 
     /// A GStreamer HLS demuxer, chosen by the decoding bin that picks it.
@@ -110,9 +121,35 @@ public enum HLSPlayers {
     ///   or when the output is not a whole number of frames. A stream it stops playing is not an
     ///   error: the playback says so.
     public static func gstreamer(_ url: String, demuxer: GStreamerDemuxer) async throws -> GStreamerPlayback {
+        try await gstreamer(url, decodingBin: demuxer.decodingBin)
+    }
+
+    /// A GStreamer DASH demuxer, chosen by the decoding bin that picks it.
+    public enum DASHDemuxer: String, CaseIterable, Sendable, CustomStringConvertible {
+        /// The legacy demuxer (gstreamer1.0-plugins-bad), under `uridecodebin` as in playbin.
+        case dashdemux
+        /// The newer demuxer (gstreamer1.0-plugins-good), under `uridecodebin3` as in playbin3.
+        case dashdemux2
+
+        var decodingBin: String {
+            switch self {
+            case .dashdemux: "uridecodebin"
+            case .dashdemux2: "uridecodebin3"
+            }
+        }
+
+        public var description: String { rawValue }
+    }
+
+    /// Plays the MPD at `url` to the end, as ``gstreamer(_:demuxer:)`` plays HLS.
+    public static func gstreamer(_ url: String, dashDemuxer: DASHDemuxer) async throws -> GStreamerPlayback {
+        try await gstreamer(url, decodingBin: dashDemuxer.decodingBin)
+    }
+
+    private static func gstreamer(_ url: String, decodingBin: String) async throws -> GStreamerPlayback {
         let output = try TestRun.makeTemporaryDirectory("gstreamer").appendingPathComponent("frames.yuv")
         let pipeline = [
-            demuxer.decodingBin, "uri=\(url)", "name=decoder",
+            decodingBin, "uri=\(url)", "name=decoder",
             "decoder.", "!", "video/x-raw", "!", "queue", "!", "videoconvert", "!", "videoscale", "!",
             "video/x-raw,format=I420,width=\(frameSide),height=\(frameSide)", "!",
             "filesink", "location=\(output.path)",

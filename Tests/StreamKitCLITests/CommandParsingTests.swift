@@ -239,11 +239,11 @@ private struct FlagsRoot: ParsableCommand {
     @Test(arguments: [
         (
             ["download", "http://a.example/x", "--audio", "a b"],
-            "--audio must be auto, all, none, a language or name:NAME, got 'a b'"
+            "--audio must be auto, all, none, a language, languages (en,fr), name:NAME or role:ROLE, got 'a b'"
         ),
         (
             ["queue", "add", "http://a.example/x", "--subs", "a b"],
-            "--subs must be all, none, a language or name:NAME, got 'a b'"
+            "--subs must be all, none, a language, languages (en,fr), name:NAME or role:ROLE, got 'a b'"
         ),
         (
             ["queue", "add", "http://a.example/x", "--variant", "huge"],

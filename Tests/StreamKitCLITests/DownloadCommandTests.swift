@@ -19,8 +19,8 @@ import Testing
         #expect(code == .success)
         #expect(
             output == """
-                OVERVIEW: Download an HLS stream into a local package that plays offline, or a
-                file; resumes when run again.
+                OVERVIEW: Download an HLS or DASH stream into a local package that plays
+                offline, or a file; resumes when run again.
 
                 HLS (a URL ending in .m3u8, or answered with an HLS Content-Type or a body
                 starting with #EXTM3U) becomes a package folder: index.m3u8 (a multivariant
@@ -49,6 +49,12 @@ import Testing
                 fetches it and writes the playlist whole. A playlist that breaks RFC 8216bis in
                 ways players read past is downloaded, its problems printed once as warnings with
                 their line numbers; --strict refuses it.
+                DASH (a URL ending in .mpd, or answered with application/dash+xml or an MPD
+                body) is downloaded the same way, with the same options: --variant chooses a
+                video Representation, --audio and --subs AdaptationSets (by language, en,fr,
+                name:LABEL or role:ROLE); the package holds manifest.mpd (DASH, relative to the
+                package) beside index.m3u8 over the same files. Representations under DRM
+                (ContentProtection) are refused unless --keep-encrypted.
                 Any other URL is downloaded as a file: partial data in FILE.streamkit-partial,
                 its validator in that file's attributes. Ctrl-C stops cleanly and exits 130 (a
                 live recording is finished instead and exits 0). Play a package with `streamkit
@@ -62,10 +68,10 @@ import Testing
                        [--codec <codecs>] [--audio <audio>] [--subs <subs>] [--connections <n>]
                        [--section <start-end> ...] [--exclude-segments <regex> ...]
                        [--subs-format <format>] [--decrypt] [--key <hex>]
-                       [--key-file <uri=file> ...] [--iv <hex>] [--skip-broken] [--gap-tags]
-                       [--strict] [--limit-rate <rate>] [--header <header> ...]
-                       [--live-duration <seconds>] [--max-segments <count>] [--home <dir>]
-                       [--retries <count>] [--json]
+                       [--key-file <uri=file> ...] [--iv <hex>] [--keep-encrypted]
+                       [--skip-broken] [--gap-tags] [--strict] [--limit-rate <rate>]
+                       [--header <header> ...] [--live-duration <seconds>]
+                       [--max-segments <count>] [--home <dir>] [--retries <count>] [--json]
 
                 ARGUMENTS:
                   <url>                   The http or https URL to download.
@@ -77,10 +83,11 @@ import Testing
                                           or WxH. (default: best)
                   --codec <codecs>        HLS: only variants with one of these codecs
                                           (comma-separated prefixes: avc1, hvc1, av01).
-                  --audio <audio>         HLS audio renditions: auto (the default one), all,
-                                          none, a language, name:NAME. (default: auto)
-                  --subs <subs>           HLS subtitles: all, none, a language, name:NAME.
-                                          (default: all)
+                  --audio <audio>         Audio (HLS renditions, DASH sets): auto (the default
+                                          one), all, none, a language, en,fr, name:NAME,
+                                          role:ROLE. (default: auto)
+                  --subs <subs>           Subtitles (HLS, DASH): all, none, a language, en,fr,
+                                          name:NAME, role:ROLE. (default: all)
                   -j, --connections <n>   HLS: transfers at once (default: 8, up to 15 while
                                           more fetch more). A file: range connections (default
                                           1, one request).
@@ -102,6 +109,8 @@ import Testing
                                           or 32 hex digits) or URI=HEX. Repeatable.
                   --iv <hex>              HLS: the IV (32 hex digits) of every AES-128 key, for
                                           a wrong or missing IV.
+                  --keep-encrypted        DASH: download Representations under DRM
+                                          (ContentProtection) as they are, still encrypted.
                   --skip-broken           Mark segments that still fail after retries as gaps
                                           and go on (exit code 2).
                   --gap-tags              Write missing segments as EXT-X-GAP instead of leaving
@@ -127,6 +136,9 @@ import Testing
                 EXAMPLES:
                   Download an HLS stream (best variant, default audio, all subtitles):
                     streamkit download https://example.com/show/master.m3u8
+                  A DASH stream: the worst video, with English and French audio:
+                    streamkit download https://example.com/show/manifest.mpd --variant worst
+                      --audio eng,fra
                   French audio, no subtitles, 720p at most, 16 connections, decrypted:
                     streamkit download URL --audio fr --subs none --variant 1280x720 -j 16
                       --decrypt
@@ -159,7 +171,7 @@ import Testing
         ),
         (
             ["download", "http://127.0.0.1/a", "--subs", "a b"],
-            "--subs must be all, none, a language or name:NAME, got 'a b'"
+            "--subs must be all, none, a language, languages (en,fr), name:NAME or role:ROLE, got 'a b'"
         ),
         (
             ["download", "http://127.0.0.1/a", "--live-duration", "-3"],

@@ -37,7 +37,7 @@ import Testing
         #expect(
             output.contains(
                 "Play it offline: run `streamkit serve`, then open http://127.0.0.1:12345/library/\(id)/index.m3u8"))
-        #expect(error.hasPrefix("Downloading HLS \(url)\n  into \(package.path)\n  video: 5 segments, 10.0 s\n"))
+        #expect(error.hasPrefix("Downloading \(url)\n  into \(package.path)\n  video: 5 segments, 10.0 s\n"))
         #expect(error.contains("5/5 files"), "\(error)")
         for name in ["seg000.ts", "seg004.ts"] {
             let local = package.appendingPathComponent("video/0000\(name.dropFirst(5).prefix(1)).ts")

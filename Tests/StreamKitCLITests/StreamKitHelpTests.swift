@@ -11,9 +11,9 @@ import Testing
             context.output.text == """
                 OVERVIEW: Take streaming media offline and hand it back to any player.
 
-                StreamKit downloads HLS streams into local packages that play with no network,
-                serves them from 127.0.0.1, caches progressive media as it plays, and records
-                and publishes RTMP.
+                StreamKit downloads HLS and DASH streams into local packages that play with no
+                network, serves them from 127.0.0.1, caches progressive media as it plays, and
+                records and publishes RTMP.
 
                 USAGE: streamkit <command>
 
@@ -26,8 +26,8 @@ import Testing
                                           with no network.
 
                 DOWNLOADS:
-                  download                Download an HLS stream into a local package that plays
-                                          offline, or a file; resumes when run again.
+                  download                Download an HLS or DASH stream into a local package
+                                          that plays offline, or a file; resumes when run again.
                   export                  Write a downloaded HLS package as one .ts, .mp4 or
                                           .mkv file.
                   queue                   Keep a persistent download queue: add, list, start,

@@ -1,24 +1,28 @@
 import Foundation
+import StreamKitDASH
 import StreamKitHTTP
 import StreamKitHTTPClient
 
-/// Tells an HLS playlist URL from a progressive file, for `streamkit download`.
+/// Tells a streaming presentation (an HLS playlist or a DASH MPD, both downloaded into a package)
+/// from a progressive file, for `streamkit download`.
 enum SourceProbe {
     /// Extensions downloaded as files without asking the server.
     static let fileExtensions: Set<String> = [
         "mp4", "m4v", "m4a", "mov", "mkv", "webm", "avi", "flv", "ts", "m2ts", "mp3", "aac", "flac", "wav", "ogg",
         "opus", "bin", "zip", "gz", "tgz", "xz", "iso", "dmg", "pdf", "jpg", "jpeg", "png", "gif",
     ]
-    /// Content types of HLS playlists (RFC 8216bis §4: the first two; the rest are seen in the wild).
+    /// Content types of HLS playlists (RFC 8216bis §4: the first two; the rest seen in the wild),
+    /// and of an MPD (ISO/IEC 23009-1 Annex C).
     static let playlistTypes: Set<String> = [
         "application/vnd.apple.mpegurl", "audio/mpegurl", "application/x-mpegurl", "audio/x-mpegurl",
-        "application/mpegurl",
+        "application/mpegurl", "application/dash+xml",
     ]
 
-    /// Whether `url` is an HLS playlist: its path ends in `.m3u8` or `.m3u`; or, for a path without
-    /// a known file extension, the server answers a GET with a playlist Content-Type or a body that
-    /// starts with `#EXTM3U` (the probe reads the first bytes and stops).
-    static func isHLS(
+    /// Whether `url` is an HLS playlist or a DASH MPD: its path ends in `.m3u8`, `.m3u` or `.mpd`;
+    /// or, for a path without a known file extension, the server answers a GET with a playlist or
+    /// MPD Content-Type, or a body that starts with `#EXTM3U` or an `<MPD>` element (the probe
+    /// reads the first bytes and stops). The package's engine tells the two apart by content.
+    static func isPlaylistOrMPD(
         _ url: String, client: HTTPClient, headers: HTTPHeaders, retry: HTTPClientRetryPolicy
     ) async -> Bool {
         let path = URLComponents(string: url)?.path ?? ""
@@ -26,7 +30,7 @@ enum SourceProbe {
             name.contains(".") ? name.split(separator: ".").last.map { $0.lowercased() } : nil
         }
         if let ext {
-            if ext == "m3u8" || ext == "m3u" { return true }
+            if ext == "m3u8" || ext == "m3u" || ext == "mpd" { return true }
             if fileExtensions.contains(ext) { return false }
         }
         guard let response = try? await client.execute(HTTPClientRequest(url: url, headers: headers), retry: retry)
@@ -40,8 +44,8 @@ enum SourceProbe {
         }
         var iterator = response.body.makeAsyncIterator()
         var prefix: [UInt8] = []
-        while prefix.count < 64, let chunk = try? await iterator.next() { prefix += chunk }
-        return looksLikePlaylist(prefix)
+        while prefix.count < 4096, let chunk = try? await iterator.next() { prefix += chunk }
+        return looksLikePlaylist(prefix) || MPD.looksLikeMPD(prefix)
     }
 
     /// Whether `bytes` start with `#EXTM3U` after a byte order mark and white space.

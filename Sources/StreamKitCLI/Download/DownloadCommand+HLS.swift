@@ -28,6 +28,7 @@ extension DownloadCommand {
             liveDuration: liveDuration.map { .milliseconds(Int64(($0 * 1000).rounded())) },
             maximumSegments: maxSegments, retry: retry)
         options.strictPlaylists = strict
+        options.keepEncrypted = keepEncrypted
         // Without -j, a far server gets more transfers while they fetch more (HLSDownloadOptions).
         if selection.connections == nil { options.mostConnections = Self.mostDefaultTransfers }
         let userKeys = try keys.userKeys()

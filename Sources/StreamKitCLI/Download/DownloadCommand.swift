@@ -5,8 +5,8 @@ import StreamKitHLS
 import StreamKitHTTP
 import StreamKitHTTPClient
 
-/// `streamkit download URL`: an HLS stream into a local package that plays with no network, or a
-/// progressive file over HTTP(S); both resume when run again.
+/// `streamkit download URL`: an HLS or DASH stream into a local package that plays with no
+/// network, or a progressive file over HTTP(S); both resume when run again.
 struct DownloadCommand: ParsableCommand {
     /// Without `-j`, an HLS download starts with 8 transfers and ramps up to this many while each
     /// step fetches more. With the connection that fetched the playlists (libcurl's, beside the
@@ -15,7 +15,8 @@ struct DownloadCommand: ParsableCommand {
 
     static let configuration = CommandConfiguration(
         commandName: "download",
-        abstract: "Download an HLS stream into a local package that plays offline, or a file; resumes when run again.",
+        abstract:
+            "Download an HLS or DASH stream into a local package that plays offline, or a file; resumes when run again.",
         discussion: """
             HLS (a URL ending in .m3u8, or answered with an HLS Content-Type or a body starting with \
             #EXTM3U) becomes a package folder: index.m3u8 (a multivariant playlist with relative URIs), \
@@ -41,6 +42,11 @@ struct DownloadCommand: ParsableCommand {
             fetches it and writes the playlist whole. A playlist that breaks RFC 8216bis in ways \
             players read past is downloaded, its problems printed once as warnings with their line \
             numbers; --strict refuses it.
+            DASH (a URL ending in .mpd, or answered with application/dash+xml or an MPD body) is \
+            downloaded the same way, with the same options: --variant chooses a video Representation, \
+            --audio and --subs AdaptationSets (by language, en,fr, name:LABEL or role:ROLE); the package \
+            holds manifest.mpd (DASH, relative to the package) beside index.m3u8 over the same files. \
+            Representations under DRM (ContentProtection) are refused unless --keep-encrypted.
             Any other URL is downloaded as a file: partial data in FILE.streamkit-partial, its \
             validator in that file's attributes. Ctrl-C stops cleanly and exits 130 (a live recording \
             is finished instead and exits 0). Play a package with `streamkit serve`.
@@ -52,6 +58,9 @@ struct DownloadCommand: ParsableCommand {
             .init(
                 "Download an HLS stream (best variant, default audio, all subtitles)",
                 "streamkit download https://example.com/show/master.m3u8"),
+            .init(
+                "A DASH stream: the worst video, with English and French audio",
+                "streamkit download https://example.com/show/manifest.mpd --variant worst --audio eng,fra"),
             .init(
                 "French audio, no subtitles, 720p at most, 16 connections, decrypted",
                 "streamkit download URL --audio fr --subs none --variant 1280x720 -j 16 --decrypt"),
@@ -74,7 +83,8 @@ struct DownloadCommand: ParsableCommand {
         help: "HLS: the package folder. A file: the file to write, or a directory to write it into.")
     var output: String?
     @OptionGroup var selection = SelectionOptions(
-        audioHelp: "HLS audio renditions: auto (the default one), all, none, a language, name:NAME.",
+        audioHelp:
+            "Audio (HLS renditions, DASH sets): auto (the default one), all, none, a language, en,fr, name:NAME, role:ROLE.",
         connectionsHelp:
             "HLS: transfers at once (default: 8, up to 15 while more fetch more). A file: range connections "
             + "(default 1, one request).",
@@ -87,6 +97,8 @@ struct DownloadCommand: ParsableCommand {
     @Flag(help: "Store AES-128 and SAMPLE-AES (MPEG-TS) segments decrypted and drop their keys.")
     var decrypt = false
     @OptionGroup var keys: KeyOptions
+    @Flag(help: "DASH: download Representations under DRM (ContentProtection) as they are, still encrypted.")
+    var keepEncrypted = false
     @Flag(help: "Mark segments that still fail after retries as gaps and go on (exit code 2).")
     var skipBroken = false
     @Flag(help: "Write missing segments as EXT-X-GAP instead of leaving them out (some players stop at it).")
@@ -140,7 +152,7 @@ struct DownloadCommand: ParsableCommand {
             throw queueFailure(error, context)
         }
         do {
-            if await SourceProbe.isHLS(url, client: client, headers: requestHeaders, retry: retry) {
+            if await SourceProbe.isPlaylistOrMPD(url, client: client, headers: requestHeaders, retry: retry) {
                 try await runHLS(context, client: client, headers: requestHeaders, retry: retry, queue: queue)
             } else {
                 try await runFile(context, client: client, headers: requestHeaders, retry: retry, queue: queue)

@@ -87,7 +87,7 @@ final class HLSDownloadReporter: Sendable {
         self.inLibrary = inLibrary
         display = ProgressDisplay(sink: context.errorOutput)
         if !json {
-            context.writeError("Downloading HLS \(job.source)\n  into \(job.packageDirectory.path)\n")
+            context.writeError("Downloading \(job.source)\n  into \(job.packageDirectory.path)\n")
         }
     }
 
@@ -244,7 +244,7 @@ final class HLSDownloadReporter: Sendable {
                 if let problem = outcome.problem { fields["error"] = .string(problem) }
                 emit(fields)
             }
-            emit([
+            var fields: [String: JSONValue] = [
                 "event": .string("result"),
                 "status": .string(result.status == .complete ? "completed" : "completedWithGaps"),
                 "id": .string(result.id), "path": .string(result.directory.path),
@@ -253,7 +253,9 @@ final class HLSDownloadReporter: Sendable {
                 "transferred": .number(Double(result.bytesTransferred)), "gaps": .number(Double(result.gaps.count)),
                 "duration": .number((result.duration * 1000).rounded() / 1000),
                 "seconds": .number((seconds * 1000).rounded() / 1000), "live": .bool(result.live),
-            ])
+            ]
+            if let mpd = result.mpdFile { fields["mpd"] = .string(mpd.path) }
+            emit(fields)
             return
         }
         display.finish()
@@ -265,9 +267,13 @@ final class HLSDownloadReporter: Sendable {
                 + "\(ByteCountText.fixed(result.duration, digits: 1)) s of media; "
                 + "\(ByteCountText.fixed(seconds, digits: 1)) s at \(speed)/s\(note))\n")
         if inLibrary {
+            let base = "http://127.0.0.1:12345/library/\(result.id)/"
             context.write(
                 "Play it offline: run `streamkit serve`, then open "
-                    + "http://127.0.0.1:12345/library/\(result.id)/index.m3u8\n")
+                    + (result.mpdFile == nil
+                        ? base + "index.m3u8\n" : base + "manifest.mpd (DASH) or " + base + "index.m3u8 (HLS)\n"))
+        } else if let mpd = result.mpdFile {
+            context.write("Play it offline: \(mpd.path) (DASH) or \(result.indexFile.path) (HLS)\n")
         } else {
             context.write("Play it offline: \(result.indexFile.path)\n")
         }

@@ -41,12 +41,12 @@ protocol RenditionArgumentKind: Hashable, Sendable {
 }
 
 enum AudioRenditionKind: RenditionArgumentKind {
-    static let choices = "auto, all, none, a language or name:NAME"
+    static let choices = "auto, all, none, a language, languages (en,fr), name:NAME or role:ROLE"
     static let words = ["auto", "all", "none"]
 }
 
 enum SubtitleRenditionKind: RenditionArgumentKind {
-    static let choices = "all, none, a language or name:NAME"
+    static let choices = "all, none, a language, languages (en,fr), name:NAME or role:ROLE"
     static let words = ["all", "none"]
 }
 

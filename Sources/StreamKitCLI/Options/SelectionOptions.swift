@@ -11,9 +11,11 @@ struct SelectionOptions: ParsableArguments {
         name: "codec", valueName: "codecs",
         help: "HLS: only variants with one of these codecs (comma-separated prefixes: avc1, hvc1, av01).")
     var codecs: String?
-    @Option(valueName: "audio", help: "HLS audio renditions: auto, all, none, a language, name:NAME.")
+    @Option(
+        valueName: "audio",
+        help: "Audio (HLS renditions, DASH sets): auto, all, none, a language, en,fr, name:NAME, role:ROLE.")
     var audio = AudioPreference.automatic
-    @Option(valueName: "subs", help: "HLS subtitles: all, none, a language, name:NAME.")
+    @Option(valueName: "subs", help: "Subtitles (HLS, DASH): all, none, a language, en,fr, name:NAME, role:ROLE.")
     var subs = SubtitlePreference.all
     @Option(
         name: "connections", short: "j", valueName: "n",

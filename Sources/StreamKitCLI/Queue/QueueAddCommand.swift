@@ -35,7 +35,7 @@ struct QueueAddCommand: ParsableCommand {
     @Option(valueName: "title", help: "A title for lists (default: the URL's file name).") var title: String?
     @Option(valueName: "kind", help: "auto, hls or file.") var kind = Kind.auto
     @OptionGroup var selection = SelectionOptions(
-        audioHelp: "HLS audio renditions: auto, all, none, a language, name:NAME.",
+        audioHelp: "Audio (HLS renditions, DASH sets): auto, all, none, a language, en,fr, name:NAME, role:ROLE.",
         connectionsHelp: "Range connections (file, default 4) or transfers (HLS, default 8).",
         offersCodecFilter: false)
     @OptionGroup var segmentFilter: SegmentFilterOptions
@@ -131,7 +131,8 @@ struct QueueAddCommand: ParsableCommand {
         if resolvedKind == nil {
             let client = try HTTPClient(configuration: HTTPClientConfiguration(environment: context.environment))
             resolvedKind =
-                await SourceProbe.isHLS(url, client: client, headers: requestHeaders, retry: .default) ? .hls : .file
+                await SourceProbe.isPlaylistOrMPD(url, client: client, headers: requestHeaders, retry: .default)
+                ? .hls : .file
             await client.shutdown()
         }
         var request = DownloadRequest(

@@ -160,7 +160,7 @@ struct ServeQueueControl: Sendable {
 
     private func isHLS(_ url: String) async throws -> Bool {
         let client = try HTTPClient(configuration: HTTPClientConfiguration(environment: environment))
-        let result = await SourceProbe.isHLS(url, client: client, headers: HTTPHeaders(), retry: .default)
+        let result = await SourceProbe.isPlaylistOrMPD(url, client: client, headers: HTTPHeaders(), retry: .default)
         await client.shutdown()
         return result
     }

@@ -45,6 +45,7 @@ extension HLSDownloadEngine {
                 Data(playlist.serialized().utf8),
                 to: URL(fileURLWithPath: path(folder + "/" + PackageLayout.mediaPlaylistName)))
         }
+        try writePackageMPD()
         try PackageStore.writeAtomically(
             Data(master.serialized().utf8), to: URL(fileURLWithPath: path(PackageLayout.indexName)))
         if options.decrypt { removeDecryptionKeys(playlists: playlists) }
@@ -58,7 +59,8 @@ extension HLSDownloadEngine {
                 bytesTransferred: state.books.bytesTransferred,
                 duration: state.renditions.first?.segments.reduce(0) {
                     $0 + ($1.excluded == nil ? $1.segment.duration : 0)
-                } ?? 0, live: state.live
+                } ?? 0, live: state.live,
+                mpdFile: state.dash == nil ? nil : directory.appendingPathComponent(PackageLayout.mpdName)
             )
         }
     }
@@ -215,7 +217,7 @@ extension HLSDownloadEngine {
                     duration: rendition.recordedDuration, ended: rendition.ended,
                     lastSourceSequence: rendition.lastSourceSequence)
             },
-            files: files)
+            files: files, sourceKind: state.dash == nil ? nil : PackageManifest.dashKind)
     }
 
     func saveManifest(status: PackageStatus, error: String?) throws(HLSDownloadError) {

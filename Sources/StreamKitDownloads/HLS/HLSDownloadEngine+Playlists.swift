@@ -1,5 +1,6 @@
 import Foundation
 import StreamKitCore
+import StreamKitDASH
 import StreamKitHLS
 import StreamKitHTTP
 import StreamKitHTTPClient
@@ -11,7 +12,9 @@ extension HLSDownloadEngine {
     /// - Returns: Its bytes and its URL after redirects.
     /// - Throws: `playlistUnavailable` (naming the URL and status), `invalidPlaylist` when the body
     ///   is not an HLS playlist or is too large, `cancelled`.
-    func fetchPlaylist(_ url: String) async throws(HLSDownloadError) -> (bytes: [UInt8], url: String) {
+    func fetchPlaylist(
+        _ url: String, accepting format: SourceFormat = .playlist
+    ) async throws(HLSDownloadError) -> (bytes: [UInt8], url: String) {
         let limit = options.maximumPlaylistBytes
         let (head, body) = try await fetchWhole(
             url, limit: limit,
@@ -25,11 +28,24 @@ extension HLSDownloadEngine {
         guard head.status.isSuccess else {
             throw HLSDownloadError(.playlistUnavailable, url: head.url, status: head.status)
         }
-        guard Self.looksLikePlaylist(body) else {
+        switch format {
+        case .playlist where !Self.looksLikePlaylist(body):
             throw HLSDownloadError(
                 .invalidPlaylist, url: head.url, detail: "the response is not an HLS playlist (no #EXTM3U)")
+        case .playlistOrMPD where !Self.looksLikePlaylist(body) && !MPD.looksLikeMPD(body):
+            throw HLSDownloadError(
+                .invalidPlaylist, url: head.url,
+                detail: "the response is neither an HLS playlist (no #EXTM3U) nor a DASH MPD (no <MPD>)")
+        case .mpd where !MPD.looksLikeMPD(body):
+            throw HLSDownloadError(.invalidPlaylist, url: head.url, detail: "the response is not a DASH MPD (no <MPD>)")
+        default:
+            return (body, head.url)
         }
-        return (body, head.url)
+    }
+
+    /// What ``fetchPlaylist(_:accepting:)`` takes.
+    enum SourceFormat {
+        case playlist, playlistOrMPD, mpd
     }
 
     /// Fetches a small file whole (a playlist, a key), retrying per the job's policy: a body over
@@ -100,6 +116,9 @@ extension HLSDownloadEngine {
     func fetchMediaPlaylist(
         _ url: String, variables: [String: String]
     ) async throws(HLSDownloadError) -> (playlist: MediaPlaylist, url: String) {
+        if let key = DASHPresentation.Key(url: url), state.withLock({ $0.dash != nil }) {
+            return (try await reloadDASH(url, key: key), url)
+        }
         let (bytes, finalURL) = try await fetchPlaylist(url)
         let parsed = try await parse(bytes, url: finalURL, importedVariables: variables)
         guard case .media(let media) = parsed.playlist else {

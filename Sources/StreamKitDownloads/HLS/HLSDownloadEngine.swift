@@ -1,5 +1,6 @@
 import Foundation
 import StreamKitCore
+import StreamKitDASH
 import StreamKitHLS
 import StreamKitHTTP
 import StreamKitHTTPClient
@@ -44,6 +45,8 @@ struct EngineState: Sendable {
     var growing = GrowingPlaylists()
     /// The selection's `--section` and `--exclude-segments`.
     var filter = SegmentFilter()
+    /// For an MPD source: the MPD as last fetched, read as HLS.
+    var dash: DASHPresentation?
 }
 
 /// Runs one ``HLSDownloadJob``: discovers or restores the plan, fetches keys, then runs the
@@ -171,7 +174,7 @@ final class HLSDownloadEngine: Sendable {
         let filter = try SegmentFilter(job.selection)
         state.withLock { $0.filter = filter }
         if let existing, canRestore(existing) {
-            try restore(existing)
+            try await restore(existing)
         } else {
             try await discover()
         }
@@ -192,7 +195,37 @@ final class HLSDownloadEngine: Sendable {
 
     /// Fetches the source playlist, chooses renditions, fetches their media playlists and plans them.
     private func discover() async throws(HLSDownloadError) {
-        let (bytes, finalURL) = try await fetchPlaylist(job.source)
+        let (bytes, finalURL) = try await fetchPlaylist(job.source, accepting: .playlistOrMPD)
+        var chosen: [(SelectedRendition, MediaPlaylist, String)] = []
+        var master: MultivariantPlaylist?
+        var variant: VariantStream?
+        var dash: DASHPresentation?
+        if MPD.looksLikeMPD(bytes) {
+            let (multivariant, presentation) = try await dashMaster(bytes, url: finalURL)
+            let choice = try RenditionSelector.choose(
+                from: multivariant, masterURL: finalURL, selection: job.selection)
+            // Every URI of the translated playlist carries its key.
+            let keys = choice.renditions.map { DASHPresentation.Key(url: $0.playlistURL)! }
+            try checkProtection(presentation, keys: keys)
+            for (rendition, key) in zip(choice.renditions, keys) {
+                chosen.append((rendition, try await dashMediaPlaylist(presentation, key: key), rendition.playlistURL))
+            }
+            master = multivariant
+            variant = choice.variant
+            dash = presentation
+            try saveSourceMPD(bytes)
+        } else {
+            (chosen, master, variant) = try await discoverHLS(bytes, url: finalURL)
+        }
+        try plan(chosen, master: master, variant: variant, dash: dash, finalURL: finalURL)
+    }
+
+    /// Chooses the renditions of an HLS source and fetches their media playlists.
+    private func discoverHLS(
+        _ bytes: [UInt8], url finalURL: String
+    ) async throws(HLSDownloadError) -> (
+        [(SelectedRendition, MediaPlaylist, String)], MultivariantPlaylist?, VariantStream?
+    ) {
         let parsed = try await parse(bytes, url: finalURL, importedVariables: [:])
         var chosen: [(SelectedRendition, MediaPlaylist, String)] = []
         var master: MultivariantPlaylist?
@@ -215,6 +248,14 @@ final class HLSDownloadEngine: Sendable {
             let fetched = try await fetchMediaPlaylists(choice.renditions.map(\.playlistURL), variables: variables)
             chosen = zip(choice.renditions, fetched).map { ($0, $1.playlist, $1.url) }
         }
+        return (chosen, master, variant)
+    }
+
+    /// Plans the chosen renditions' segments.
+    private func plan(
+        _ chosen: [(SelectedRendition, MediaPlaylist, String)], master: MultivariantPlaylist?,
+        variant: VariantStream?, dash: DASHPresentation?, finalURL: String
+    ) throws(HLSDownloadError) {
         let live = chosen.contains { $0.1.isLive }
         let filter = state.withLock { $0.filter }
         let limit = live ? liveLimit : nil
@@ -225,6 +266,7 @@ final class HLSDownloadEngine: Sendable {
             state.master = master
             state.masterURL = master == nil ? nil : finalURL
             state.variant = variant
+            state.dash = dash
             state.live = live
             for (index, (selected, media, url)) in chosen.enumerated() {
                 let planner = RenditionPlanner(
@@ -281,7 +323,10 @@ final class HLSDownloadEngine: Sendable {
     }
 
     /// Rebuilds the plan from the recorded source playlists of an earlier run.
-    private func restore(_ manifest: PackageManifest) throws(HLSDownloadError) {
+    private func restore(_ manifest: PackageManifest) async throws(HLSDownloadError) {
+        let dash =
+            manifest.sourceKind == PackageManifest.dashKind
+            ? try await restoreDASH(mpdURL: manifest.masterURL ?? manifest.source) : nil
         var loaded: [(PackageManifest.Rendition, MediaPlaylist, UInt64?)] = []
         for record in manifest.renditions {
             let sourcePath = sourcePath(of: record.folder)
@@ -305,6 +350,7 @@ final class HLSDownloadEngine: Sendable {
             state.master = manifest.master
             state.masterURL = manifest.masterURL
             state.variant = manifest.variant
+            state.dash = dash
             state.live = manifest.live
             state.created = manifest.created
             for (index, (record, media, recordedLast)) in loaded.enumerated() {

@@ -134,4 +134,7 @@ public struct HLSDownloadResult: Hashable, Sendable {
     public var duration: Double
     /// Whether the source was a live playlist that was recorded.
     public var live: Bool
+    /// For an MPD source: the package's MPD, `directory/manifest.mpd` (over the same files as
+    /// ``indexFile``).
+    public var mpdFile: URL? = nil
 }

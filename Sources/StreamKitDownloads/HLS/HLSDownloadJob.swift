@@ -129,6 +129,10 @@ public struct HLSDownloadOptions: Hashable, Sendable {
     /// Keys and an IV given by the user (`--key`, `--key-file`, `--iv`): a key file they cover is
     /// never fetched. They do not change the package id.
     public var userKeys = HLSUserKeys()
+    /// Download DASH Representations under ContentProtection (CENC and other DRM) as they are,
+    /// their ContentProtection kept in the package's MPD (`--keep-encrypted`); without it they
+    /// are refused with ``HLSDownloadError/Kind-swift.struct/unsupportedEncryption``.
+    public var keepEncrypted = false
 
     /// Creates options; the defaults are those of `streamkit download`.
     public init(

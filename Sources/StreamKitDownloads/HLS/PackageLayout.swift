@@ -3,8 +3,10 @@
 ///
 /// ```
 /// ID/index.m3u8                 the multivariant playlist players open
+/// ID/manifest.mpd               for a DASH source: the MPD over the same files
 /// ID/package.json               source URLs, selection, per-file state
 /// ID/.streamkit/video.m3u8      the source playlists as recorded (absolute URIs), for resume
+/// ID/.streamkit/source.mpd      for a DASH source: the MPD as last fetched
 /// ID/video/index.m3u8           one folder per rendition: its media playlist,
 /// ID/video/00000.ts             segments named by media sequence number,
 /// ID/video/init-0.mp4           maps, keys and single files of byte-range playlists
@@ -13,6 +15,8 @@
 public enum PackageLayout {
     /// The multivariant playlist a player opens.
     public static let indexName = "index.m3u8"
+    /// A DASH package's MPD, beside `index.m3u8` (both over the same files).
+    public static let mpdName = "manifest.mpd"
     /// The package state.
     public static let manifestName = "package.json"
     /// The folder holding the recorded source playlists.

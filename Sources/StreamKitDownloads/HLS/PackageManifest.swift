@@ -105,6 +105,12 @@ public struct PackageManifest: Codable, Sendable, Hashable {
     public var renditions: [Rendition]
     /// Every file, in download order.
     public var files: [File]
+    /// What the source is: `nil` for HLS, ``dashKind`` for an MPD (kept in
+    /// `.streamkit/source.mpd`; the package has a `manifest.mpd` too).
+    public var sourceKind: String? = nil
+
+    /// ``sourceKind`` of a package downloaded from an MPD.
+    public static let dashKind = "dash"
 }
 
 extension PackageManifest {

@@ -1,0 +1,340 @@
+import Foundation
+import StreamKitCore
+import StreamKitDASH
+import StreamKitDownloads
+import StreamKitTestSupport
+import Testing
+
+@testable import StreamKitCLI
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `streamkit download URL.mpd`: ffmpeg's DASH forms served by nginx download into packages that
+/// play from `streamkit serve` with the origin stopped, in ffmpeg and GStreamer's dashdemux, each
+/// decoding the frames of the origin; a segment the origin lacks, with and without
+/// `--skip-broken`; the choice of Representations; encrypted content.
+@Suite(.serialized, .requires(.nginx, .ffmpeg, .gstLaunch)) struct DASHDownloadTests {
+    private func run(_ arguments: [String]) async -> (code: ExitCode, output: String, error: String) {
+        let context = CommandContext.capturing()
+        let code = await CommandRunner.run(StreamKitCommand.self, arguments: arguments, context: context)
+        return (code, context.output.text, context.errorOutput.text)
+    }
+
+    /// A copy of `kind`'s fixture served by nginx, and what ffmpeg decodes of it.
+    struct Origin {
+        let root: URL
+        let nginx: Nginx
+        let playback: HLSPlayers.FFmpegPlayback
+        var url: String { nginx.url("manifest.mpd").absoluteString }
+
+        static func make(_ kind: FixtureRecipe.Kind, seconds: Int = 8) async throws -> Origin {
+            let fixture = try await Fixtures.shared.fixture(FixtureRecipe(kind, seconds: seconds))
+            let root = try TestRun.makeTemporaryDirectory("dash-origin")
+            for file in try fixture.files() {
+                try FileManager.default.copyItem(
+                    at: fixture.directory.appendingPathComponent(file), to: root.appendingPathComponent(file))
+            }
+            let nginx = try await Nginx.static(root: root)
+            let playback = try await HLSPlayers.ffmpeg(nginx.url("manifest.mpd").absoluteString)
+            return Origin(root: root, nginx: nginx, playback: playback)
+        }
+    }
+
+    /// `streamkit serve` of `library`, and the URL of `name`'s package file `file` in it.
+    private func serve(_ library: URL, _ name: String, _ file: String) async throws -> (ServeProcess, String) {
+        let server = try await ServeProcess.start(arguments: ["--root", library.path, "--port", "0"])
+        return (server, "http://127.0.0.1:\(server.port)/library/\(name)/\(file)")
+    }
+
+    private func stop(_ server: ServeProcess) async throws {
+        server.process.signal(SIGTERM)
+        #expect(try await server.process.wait(timeout: .seconds(10)) == 0)
+    }
+
+    /// Every frame of the 8 s recipes: 25 a second of video.
+    private let videoFrames = 8 * 25
+
+    /// The AAC frames (1024 samples at 48 kHz) of the segments `kind`'s MPD describes. ffmpeg's
+    /// encoder ends on a partial frame, frame 376, just after 8 s. The `@duration` template MPD
+    /// says `PT8.0S`, so its segments are the spec's ceil(8.0 / 2) = 4 and end at 8 s: 375
+    /// frames; the fifth file ffmpeg wrote beside them holds frame 376 and is not described.
+    /// ffmpeg's own DASH demuxer is not the reference at the origin: it reads a segment past the
+    /// `@duration` count, and stops a segment short on a single-file SegmentList.
+    private func audioFrames(_ kind: FixtureRecipe.Kind) -> Int {
+        kind == .dashNumber ? 8 * 48_000 / 1024 : 8 * 48_000 / 1024 + 1
+    }
+
+    /// What ffmpeg's DASH demuxer decodes of the package's audio: the described frames, but for
+    /// the SegmentBase file, whose last AAC frame it drops when it reads the file's fragments
+    /// beside the video, from the origin's MPD as from the package's (the file alone, and the
+    /// package's HLS, decode all 376).
+    private func ffmpegDASHAudioFrames(_ kind: FixtureRecipe.Kind) -> Int {
+        kind == .dashSegmentBase ? audioFrames(kind) - 1 : audioFrames(kind)
+    }
+
+    @Test(arguments: [
+        FixtureRecipe.Kind.dashTimeline, .dashNumber, .dashSingleFile, .dashSegmentBase,
+    ])
+    func eachFormPlaysOfflineInFFmpegAndGStreamer(_ kind: FixtureRecipe.Kind) async throws {
+        let origin = try await Origin.make(kind)
+        let languages = kind == .dashSegmentBase ? ["eng"] : Fixtures.dashLanguages
+        #expect(origin.playback.audioStreamFrames.count == languages.count, "\(origin.playback)")
+        if kind == .dashSegmentBase {
+            #expect(origin.playback.audioStreamFrames == [ffmpegDASHAudioFrames(kind)], "\(origin.playback)")
+        }
+        let library = try TestRun.makeTemporaryDirectory("dash-library")
+        let home = try TestRun.makeTemporaryDirectory("dash-home")
+        let package = library.appendingPathComponent("movie")
+        let (code, output, error) = await run([
+            "download", origin.url, "-o", package.path, "--home", home.path, "--audio",
+            languages.joined(separator: ","),
+        ])
+        #expect(code == .success, "\(output)\n\(error)")
+        #expect(output.contains("DASH") && output.contains("manifest.mpd"), "\(output)")
+        let mpdText = try String(contentsOf: package.appendingPathComponent("manifest.mpd"), encoding: .utf8)
+        let mpd = try MPD.parse(Array(mpdText.utf8))
+        let sets = try #require(mpd.periods.first?.adaptationSets)
+        #expect(sets.map(\.kind) == ["video"] + languages.map { _ in "audio" }, "\(mpdText)")
+        #expect(sets.dropFirst().map(\.lang) == languages.map { $0 })
+        // The best video Representation, and only it.
+        #expect(sets[0].representations.map(\.bandwidth) == [400_000], "\(mpdText)")
+        // Nothing in the package's MPD leaves the package: no BaseURL, every file named relative
+        // to it and inside it.
+        #expect(!mpdText.contains("BaseURL"), "\(mpdText)")
+        let references = mpdText.matches(of: /(?:media|initialization|sourceURL)="([^"]*)"/).map { String($0.1) }
+        #expect(!references.isEmpty)
+        #expect(
+            references.allSatisfy { !$0.contains(":") && !$0.hasPrefix("/") && !$0.contains("..") }, "\(references)")
+        await origin.nginx.stop()
+
+        let (server, url) = try await serve(library, "movie", "manifest.mpd")
+        let ffmpeg = try await HLSPlayers.ffmpeg(url)
+        #expect(ffmpeg.failedRequests.isEmpty, "\(ffmpeg)")
+        #expect(ffmpeg.videoStreamFrames == [videoFrames], "\(ffmpeg)\n\(mpdText)")
+        #expect(ffmpeg.audioStreamFrames == languages.map { _ in ffmpegDASHAudioFrames(kind) }, "\(ffmpeg)")
+        let gstreamer = try await HLSPlayers.gstreamer(url, dashDemuxer: .dashdemux)
+        #expect(gstreamer.playedToTheEnd, "\(gstreamer)\n\(mpdText)")
+        #expect(gstreamer.videoFrames == videoFrames, "\(gstreamer)")
+        // The same files as HLS, for players that only know HLS.
+        let hls = try await HLSPlayers.ffmpeg("http://127.0.0.1:\(server.port)/library/movie/index.m3u8")
+        #expect(hls.videoFrames == videoFrames, "\(hls)")
+        #expect(hls.audioStreamFrames == languages.map { _ in audioFrames(kind) }, "\(hls)")
+        try await stop(server)
+    }
+
+    /// The worst video and the French audio alone; a language the MPD lacks is refused naming
+    /// those it has.
+    @Test func selectionChoosesRepresentationsAndLanguages() async throws {
+        let origin = try await Origin.make(.dashTimeline)
+        let home = try TestRun.makeTemporaryDirectory("dash-home")
+        let package = try TestRun.makeTemporaryDirectory("dash-worst").appendingPathComponent("p")
+        let (code, output, error) = await run([
+            "download", origin.url, "-o", package.path, "--home", home.path, "--variant", "worst", "--audio", "fra",
+        ])
+        #expect(code == .success, "\(output)\n\(error)")
+        let mpd = try MPD.parse(Array(try Data(contentsOf: package.appendingPathComponent("manifest.mpd"))))
+        let sets = try #require(mpd.periods.first?.adaptationSets)
+        #expect(sets.count == 2 && sets[0].representations.map(\.bandwidth) == [150_000])
+        #expect(sets[1].lang == "fra")
+
+        let (missingCode, _, missingError) = await run([
+            "download", origin.url, "-o", package.path + "-de", "--home", home.path, "--audio", "eng,de",
+        ])
+        #expect(missingCode == .failure)
+        #expect(missingError.contains("--audio de matches none of: eng (eng), fra (fra)"), "\(missingError)")
+        await origin.nginx.stop()
+    }
+
+    /// A media segment the origin does not have: the download fails naming it; with
+    /// `--skip-broken` it finishes with gaps (exit 2), the package's MPD steps over the missing
+    /// segment, and ffmpeg plays every other frame.
+    @Test func aMissingSegmentFailsOrBecomesAGap() async throws {
+        let origin = try await Origin.make(.dashTimeline)
+        let missing = "chunk-stream0-00002.m4s"
+        try FileManager.default.removeItem(at: origin.root.appendingPathComponent(missing))
+        let library = try TestRun.makeTemporaryDirectory("dash-gap-library")
+        let home = try TestRun.makeTemporaryDirectory("dash-home")
+        let package = library.appendingPathComponent("gap")
+
+        let (failedCode, _, failedError) = await run([
+            "download", origin.url, "-o", package.path, "--home", home.path, "--retries", "0",
+        ])
+        #expect(failedCode == .failure)
+        #expect(failedError.contains(missing) && failedError.contains("404"), "\(failedError)")
+
+        let (code, output, error) = await run([
+            "download", origin.url, "-o", package.path, "--home", home.path, "--retries", "0", "--skip-broken",
+        ])
+        #expect(code == .finishedWithGaps, "\(output)\n\(error)")
+        let mpdText = try String(contentsOf: package.appendingPathComponent("manifest.mpd"), encoding: .utf8)
+        // Segments 1, 3 and 4 of 2 s at 12800 a second, the gap stepped over with S@t.
+        #expect(mpdText.contains("<S t=\"0\" d=\"25600\"/>"), "\(mpdText)")
+        #expect(mpdText.contains("<S t=\"51200\" d=\"25600\" r=\"1\"/>"), "\(mpdText)")
+        await origin.nginx.stop()
+
+        let (server, url) = try await serve(library, "gap", "manifest.mpd")
+        let ffmpeg = try await HLSPlayers.ffmpeg(url)
+        #expect(ffmpeg.failedRequests.isEmpty, "\(ffmpeg)")
+        #expect(ffmpeg.videoStreamFrames == [origin.playback.videoStreamFrames[0] - 50], "\(ffmpeg)\n\(mpdText)")
+        try await stop(server)
+    }
+
+    /// A Representation under ContentProtection is refused with a message that says what to do;
+    /// `--keep-encrypted` downloads it and keeps its ContentProtection.
+    @Test func encryptedContentIsRefusedUnlessKept() async throws {
+        let origin = try await Origin.make(.dashTimeline)
+        let protection =
+            "<ContentProtection schemeIdUri=\"urn:mpeg:dash:mp4protection:2011\" value=\"cenc\" "
+            + "xmlns:cenc=\"urn:mpeg:cenc:2013\" cenc:default_KID=\"10000000-1000-1000-1000-100000000001\"/>"
+        let manifest = origin.root.appendingPathComponent("manifest.mpd")
+        let text = try String(contentsOf: manifest, encoding: .utf8)
+        try text.replacingOccurrences(of: "<Representation id=\"0\"", with: protection + "\n<Representation id=\"0\"")
+            .write(to: manifest, atomically: true, encoding: .utf8)
+        let home = try TestRun.makeTemporaryDirectory("dash-home")
+        let package = try TestRun.makeTemporaryDirectory("dash-cenc").appendingPathComponent("p")
+        let (code, _, error) = await run(["download", origin.url, "-o", package.path, "--home", home.path])
+        #expect(code == .failure)
+        #expect(
+            error.contains("encrypted") && error.contains("urn:mpeg:dash:mp4protection:2011")
+                && error.contains("--keep-encrypted"), "\(error)")
+        #expect(!FileManager.default.fileExists(atPath: package.path))
+
+        let (keptCode, _, keptError) = await run([
+            "download", origin.url, "-o", package.path, "--home", home.path, "--keep-encrypted",
+        ])
+        #expect(keptCode == .success, "\(keptError)")
+        let written = try String(contentsOf: package.appendingPathComponent("manifest.mpd"), encoding: .utf8)
+        #expect(written.contains("urn:mpeg:dash:mp4protection:2011") && written.contains("cenc:default_KID"))
+        await origin.nginx.stop()
+    }
+
+    /// The real binary killed with SIGKILL three times at random moments of a throttled DASH
+    /// download, then run to the end: segments in place at a kill are only checked (HEAD), never
+    /// fetched again, and the package plays every frame from its own MPD.
+    @Test func killedThreeTimesItResumesWithoutFetchingAgain() async throws {
+        let seconds = 30
+        let fixture = try await Fixtures.shared.fixture(
+            FixtureRecipe(.dashTimeline, seconds: seconds, segmentSeconds: 1))
+        // About 50 KB video segments at 30 KB/s a connection: the download takes several seconds.
+        let nginx = try await Nginx.static(
+            root: fixture.directory, limitRatePerConnection: 30_000, unthrottledHeader: "X-Unthrottled")
+        let url = nginx.url("manifest.mpd").absoluteString
+        let home = try TestRun.makeTemporaryDirectory("dash-kill-home")
+        let library = try TestRun.makeTemporaryDirectory("dash-kill")
+        let package = library.appendingPathComponent("p")
+        let video = package.appendingPathComponent("video")
+        func names() -> Set<String> { Set((try? FileManager.default.contentsOfDirectory(atPath: video.path)) ?? []) }
+        var generator = SplitMix64(seed: UInt64(UInt32(truncatingIfNeeded: getpid())))
+        var kills: [(logCount: Int, done: Set<String>)] = []
+        for round in 0..<3 {
+            let before = names()
+            let process = try ChildProcess(
+                executable: DownloadBinaryTests.streamkit(),
+                arguments: ["download", url, "-o", package.path, "--home", home.path, "--json"],
+                logName: "streamkit-dash-kill-\(round)")
+            let writing = ContinuousClock.now + .seconds(20)
+            while names() == before, ContinuousClock.now < writing { try await Task.sleep(for: .milliseconds(10)) }
+            try await Task.sleep(for: .milliseconds(Int64.random(in: 200...800, using: &generator)))
+            process.signal(SIGKILL)
+            #expect(try await process.wait(timeout: .seconds(20)) == 128 + SIGKILL, "round \(round) ended by itself")
+            kills.append((nginx.accessLog.count, names().filter { $0.hasSuffix(".m4s") && !$0.contains("streamkit") }))
+        }
+        let doneAtLastKill = kills.last?.done.count ?? 0
+        #expect(doneAtLastKill > 1 && doneAtLastKill < seconds, "\(doneAtLastKill) segments in place after 3 kills")
+
+        let (code, output, error) = await run([
+            "download", url, "-o", package.path, "--home", home.path, "--json", "-H", "X-Unthrottled: 1",
+        ])
+        #expect(code == .success, "\(output)\n\(error)")
+        let planned = try #require(
+            output.split(separator: "\n").lazy.compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }.first { $0["event"] as? String == "planned" })
+        let alreadyDone = (planned["filesAlreadyDone"] as? NSNumber)?.intValue ?? 0
+        #expect(alreadyDone >= doneAtLastKill, "\(planned)")
+        // Each segment in place at a kill is asked for again only as a HEAD, with no body.
+        let log = try await nginx.settledAccessLog()
+        var refetched: [String] = []
+        for kill in kills {
+            for entry in log.dropFirst(kill.logCount) where entry.uri.hasPrefix("/chunk-stream0-") {
+                let local = String(entry.uri.dropFirst("/chunk-stream0-".count))
+                if kill.done.contains(local), entry.method != "HEAD" || entry.bytesSent > 0 {
+                    refetched.append("\(entry.method) \(entry.uri)")
+                }
+            }
+        }
+        #expect(refetched.isEmpty, "fetched again after they were in place: \(refetched)")
+        await nginx.stop()
+
+        let (server, mpdURL) = try await serve(library, "p", "manifest.mpd")
+        let ffmpeg = try await HLSPlayers.ffmpeg(mpdURL)
+        #expect(ffmpeg.videoStreamFrames == [seconds * 25], "\(ffmpeg)")
+        #expect(ffmpeg.failedRequests.isEmpty, "\(ffmpeg)")
+        try await stop(server)
+    }
+
+    /// MPDs written to hurt: what the user sees, and nothing written outside the package.
+    @Test func hostileMPDsAreRefusedWithAReason() async throws {
+        let root = try TestRun.makeTemporaryDirectory("dash-hostile")
+        func write(_ name: String, _ body: String) throws {
+            try body.write(to: root.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        func mpd(_ inside: String, base: String = "") -> String {
+            """
+            <?xml version="1.0"?>
+            <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT4S">\(base)
+              <Period><AdaptationSet contentType="video" mimeType="video/mp4">\(inside)
+                <Representation id="v" bandwidth="1000"/></AdaptationSet></Period>
+            </MPD>
+            """
+        }
+        let template = "<SegmentTemplate duration=\"2\" media=\"$Number$.m4s\"/>"
+        try write("file.mpd", mpd(template, base: "<BaseURL>file:///etc/</BaseURL>"))
+        try write(
+            "billion.mpd",
+            mpd(
+                "<SegmentTemplate media=\"$Time$.m4s\"><SegmentTimeline><S d=\"1\" r=\"999999999\"/></SegmentTimeline></SegmentTemplate>"
+            ))
+        try write(
+            "laughs.mpd",
+            "<?xml version=\"1.0\"?><!DOCTYPE MPD [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;\">]>"
+                + mpd(template).replacingOccurrences(of: "<?xml version=\"1.0\"?>", with: ""))
+        try write("escape.mpd", mpd("<SegmentTemplate duration=\"2\" media=\"../../../escape-$Number$.m4s\"/>"))
+        for number in 1...2 { try write("escape-\(number).m4s", "segment \(number)") }
+        let nginx = try await Nginx.static(root: root)
+        let home = try TestRun.makeTemporaryDirectory("dash-home")
+        let out = try TestRun.makeTemporaryDirectory("dash-hostile-out")
+
+        let cases: [(file: String, words: [String])] = [
+            ("file.mpd", ["file:///etc/1.m4s", "http"]),
+            ("billion.mpd", ["more than 100000 segments", "--max-segments"]),
+            ("laughs.mpd", ["document type declaration"]),
+        ]
+        for (file, words) in cases {
+            let clock = ContinuousClock()
+            let started = clock.now
+            let (code, _, error) = await run([
+                "download", nginx.url(file).absoluteString, "-o", out.appendingPathComponent(file).path,
+                "--home", home.path,
+            ])
+            #expect(code == .failure, "\(file): \(error)")
+            #expect(words.allSatisfy { error.contains($0) }, "\(file): \(error)")
+            #expect(clock.now - started < .seconds(10), "\(file)")
+        }
+        // `..` past the root resolves to the server's root (RFC 3986 §5.2.4): fetched from there,
+        // stored under the package's own names.
+        let package = out.appendingPathComponent("escape")
+        let (code, _, error) = await run([
+            "download", nginx.url("escape.mpd").absoluteString, "-o", package.path, "--home", home.path,
+        ])
+        #expect(code == .success, "\(error)")
+        #expect(
+            Set(try FileManager.default.contentsOfDirectory(atPath: package.appendingPathComponent("video").path))
+                .isSuperset(of: ["00001.m4s", "00002.m4s"]))
+        let everything = try FileManager.default.subpathsOfDirectory(atPath: out.path)
+        #expect(everything.allSatisfy { !$0.hasPrefix("escape-") && !$0.contains("/escape-") }, "\(everything)")
+        await nginx.stop()
+    }
+}
