@@ -137,5 +137,7 @@ struct DASHPackageComposerTests {
         #expect(DASHPackageComposer.timeline([]).isEmpty)
         #expect(DASHPackageComposer.ticks(.nan) == 0 && DASHPackageComposer.ticks(-1) == 0)
         #expect(DASHPackageComposer.ticks(1e30) == .max && DASHPackageComposer.ticks(95231.9999) == 95232)
+        #expect(DASHPackageComposer.milliseconds(20.031999999999996) == 20.032)
+        #expect(DASHPackageComposer.milliseconds(8.0213333) == 8.022 && DASHPackageComposer.milliseconds(.nan) == 0)
     }
 }

@@ -70,8 +70,8 @@ enum DASHPackageComposer {
                 Double(run.segments.last!.time &+ run.segments.last!.duration) / Double(run.tag.timescale)
             }
             let origin = starts.min()!
-            let duration = max(0, ends.max()! - origin)
-            var period = Period(id: sourcePeriod.id, start: presentationStart, duration: duration)
+            let duration = Self.milliseconds(ends.max()! - origin)
+            var period = Period(id: sourcePeriod.id, start: Self.milliseconds(presentationStart), duration: duration)
             for run in periodRuns {
                 let sourceSet = sourcePeriod.adaptationSets[run.tag.adaptationSet]
                 var set = sourceSet
@@ -88,7 +88,7 @@ enum DASHPackageComposer {
             output.periods.append(period)
             presentationStart += duration
         }
-        output.mediaPresentationDuration = presentationStart
+        output.mediaPresentationDuration = Self.milliseconds(presentationStart)
         // The profile of the forms written (the source's may be on-demand, or name others): the
         // live profile's templates, else the full profile, which allows lists.
         let templatesOnly = output.periods.allSatisfy { period in
@@ -159,6 +159,13 @@ enum DASHPackageComposer {
             expected = time &+ duration
         }
         return entries
+    }
+
+    /// `seconds` up to the next millisecond (after the noise of the division: 20.031999999999996
+    /// is 20.032), so that the MPD's durations read as written and cover the last sample.
+    static func milliseconds(_ seconds: Double) -> Double {
+        guard seconds.isFinite, seconds > 0 else { return 0 }
+        return ((seconds * 1_000_000).rounded() / 1000).rounded(.up) / 1000
     }
 
     /// `value` ticks, to the nearest; 0 for what is not a positive number, `UInt64.max` past it.
