@@ -337,4 +337,100 @@ import Glibc
         #expect(everything.allSatisfy { !$0.hasPrefix("escape-") && !$0.contains("/escape-") }, "\(everything)")
         await nginx.stop()
     }
+
+    /// A dynamic MPD that ffmpeg writes live (`-f dash -window_size`, 1 s segments, the window
+    /// sliding under the recording) is recorded for 20 s and left as a static MPD that plays
+    /// every recorded frame in ffmpeg and GStreamer's dashdemux.
+    @Test func aLiveMPDIsRecordedForADurationAndPlaysBack() async throws {
+        let root = try TestRun.makeTemporaryDirectory("dash-live-origin")
+        let nginx = try await Nginx.static(root: root)
+        let encoder = try ChildProcess(
+            executable: try Tool.ffmpeg.requirePath(),
+            arguments: [
+                "-nostdin", "-loglevel", "error", "-re", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25",
+                "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "60", "-map", "0:v", "-map", "1:a",
+                "-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-keyint_min", "25",
+                "-sc_threshold", "0", "-b:v", "300k", "-c:a", "aac", "-b:a", "64k", "-f", "dash", "-window_size", "5",
+                "-extra_window_size", "2", "-seg_duration", "1", "-use_template", "1", "-use_timeline", "1",
+                "-remove_at_exit", "0", root.appendingPathComponent("manifest.mpd").path,
+            ],
+            logName: "ffmpeg-dash-live")
+        let manifest = root.appendingPathComponent("manifest.mpd")
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline,
+            !((try? String(contentsOf: manifest, encoding: .utf8))?.contains("type=\"dynamic\"") ?? false)
+        {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let library = try TestRun.makeTemporaryDirectory("dash-live-library")
+        let home = try TestRun.makeTemporaryDirectory("dash-home")
+        let package = library.appendingPathComponent("live")
+        let (code, output, error) = await run([
+            "download", nginx.url("manifest.mpd").absoluteString, "-o", package.path, "--home", home.path,
+            "--live-duration", "20",
+        ])
+        await encoder.stop()
+        await nginx.stop()
+        #expect(code == .success, "\(output)\n\(error)")
+        let mpdText = try String(contentsOf: package.appendingPathComponent("manifest.mpd"), encoding: .utf8)
+        let mpd = try MPD.parse(Array(mpdText.utf8))
+        #expect(mpd.type == .static, "\(mpdText)")
+        #expect((mpd.mediaPresentationDuration ?? 0) >= 20 && (mpd.mediaPresentationDuration ?? 0) < 22, "\(mpdText)")
+        let segments = try FileManager.default.contentsOfDirectory(
+            atPath: package.appendingPathComponent("video").path
+        ).filter { $0.hasSuffix(".m4s") && !$0.hasPrefix("init") }
+        #expect(segments.count >= 20 && segments.count < 22, "\(segments)")
+
+        let (server, url) = try await serve(library, "live", "manifest.mpd")
+        let ffmpeg = try await HLSPlayers.ffmpeg(url)
+        #expect(ffmpeg.videoStreamFrames == [segments.count * 25], "\(ffmpeg)\n\(mpdText)")
+        #expect(ffmpeg.audioFrames > 0 && ffmpeg.failedRequests.isEmpty, "\(ffmpeg)")
+        let gstreamer = try await HLSPlayers.gstreamer(url, dashDemuxer: .dashdemux)
+        #expect(gstreamer.playedToTheEnd && gstreamer.videoFrames == segments.count * 25, "\(gstreamer)")
+        try await stop(server)
+    }
+
+    /// `inspect` of an MPD over HTTP and from a file: the summary names the sets and
+    /// Representations; `--json` lists every segment resolved; SegmentBase names its index; a
+    /// broken MPD exits 1 with the reason.
+    @Test func inspectSummarizesAndResolvesMPDs() async throws {
+        let origin = try await Origin.make(.dashTimeline)
+        let (code, output, error) = await run(["inspect", origin.url])
+        #expect(code == .success, "\(error)")
+        #expect(output.contains("DASH MPD, static, 1 Period(s)") && output.contains("language fra"), "\(output)")
+        #expect(
+            output.contains("0: 400000 bit/s") && output.contains("template: 4 segments, 8.000 s (0:08)"), "\(output)")
+
+        let (jsonCode, json, _) = await run(["inspect", origin.url, "--json"])
+        #expect(jsonCode == .success)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        #expect(report["kind"] as? String == "mpd" && report["type"] as? String == "static")
+        let periods = try #require(report["periods"] as? [[String: Any]])
+        let sets = try #require(periods.first?["adaptationSets"] as? [[String: Any]])
+        #expect(sets.map { $0["kind"] as? String } == ["video", "audio", "audio"])
+        let video = try #require((sets[0]["representations"] as? [[String: Any]])?.first)
+        let segments = try #require(video["segments"] as? [[String: Any]])
+        #expect(
+            segments.map { $0["url"] as? String }
+                == (1...4).map { origin.nginx.url("chunk-stream0-0000\($0).m4s").absoluteString })
+        #expect(segments.map { ($0["start"] as? NSNumber)?.doubleValue } == [0, 2, 4, 6])
+        #expect(
+            (video["initialization"] as? [String: Any])?["url"] as? String
+                == origin.nginx.url("init-stream0.m4s").absoluteString)
+
+        // From a file, relative URLs resolve against the file.
+        let file = origin.root.appendingPathComponent("manifest.mpd")
+        let (fileCode, fileOutput, _) = await run(["inspect", file.path])
+        #expect(fileCode == .success && fileOutput.contains("first file://"), "\(fileOutput)")
+
+        let base = try await Origin.make(.dashSegmentBase)
+        let (baseCode, baseOutput, _) = await run(["inspect", base.url])
+        #expect(baseCode == .success && baseOutput.contains("SegmentBase, index at bytes"), "\(baseOutput)")
+
+        try "<MPD><Period></MPD>".write(to: file, atomically: true, encoding: .utf8)
+        let (brokenCode, _, brokenError) = await run(["inspect", file.path])
+        #expect(brokenCode == .failure && brokenError.hasPrefix("error: \(file.path): "), "\(brokenError)")
+        await origin.nginx.stop()
+        await base.nginx.stop()
+    }
 }

@@ -194,17 +194,21 @@ import Testing
         #expect(code == .success)
         #expect(
             output == """
-                OVERVIEW: Parse an HLS playlist and summarize it, or print it as JSON.
+                OVERVIEW: Parse an HLS playlist or a DASH MPD and summarize it, or print it as
+                JSON.
 
                 Prints the variants and renditions of a multivariant playlist, or the segment
                 count, total duration, encryption, maps and byte ranges of a media playlist.
                 Problems the parser tolerates are listed on standard error as warnings; --strict
-                turns every one into an error.
+                turns every one into an error. An MPD (told by its first element) is summarized
+                by Period, AdaptationSet and Representation; with --json, every Representation's
+                segments are listed resolved: URLs, byte ranges, times.
 
                 USAGE: streamkit inspect <url-or-file> [--json] [--strict]
 
                 ARGUMENTS:
-                  <url-or-file>           The playlist: an http(s) URL or a file (.m3u8).
+                  <url-or-file>           The playlist or MPD: an http(s) URL or a file (.m3u8,
+                                          .mpd).
 
                 OPTIONS:
                   --json                  Print the parsed playlist as one JSON object on
@@ -222,6 +226,8 @@ import Testing
                     streamkit inspect master.m3u8 --json
                   Check a playlist against RFC 8216bis:
                     streamkit inspect index.m3u8 --strict
+                  List a DASH stream's Representations and segments:
+                    streamkit inspect manifest.mpd --json
 
                 """)
         let context = CommandContext.capturing()

@@ -42,8 +42,8 @@ import Testing
                                           cache holds.
 
                 PLAYLISTS:
-                  inspect                 Parse an HLS playlist and summarize it, or print it as
-                                          JSON.
+                  inspect                 Parse an HLS playlist or a DASH MPD and summarize it,
+                                          or print it as JSON.
 
                 LIVE STREAMS:
                   rtmp                    Record an RTMP stream to FLV, or publish FLV to an

@@ -1,25 +1,30 @@
 import Foundation
+import StreamKitDASH
 import StreamKitHLS
 
 /// `streamkit inspect FILE [--json]`: parse a playlist and describe it.
 public struct InspectCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "inspect",
-        abstract: "Parse an HLS playlist and summarize it, or print it as JSON.",
+        abstract: "Parse an HLS playlist or a DASH MPD and summarize it, or print it as JSON.",
         discussion: """
             Prints the variants and renditions of a multivariant playlist, or the segment count, total \
             duration, encryption, maps and byte ranges of a media playlist. Problems the parser tolerates are \
-            listed on standard error as warnings; --strict turns every one into an error.
+            listed on standard error as warnings; --strict turns every one into an error. An MPD (told by \
+            its first element) is summarized by Period, AdaptationSet and Representation; with --json, \
+            every Representation's segments are listed resolved: URLs, byte ranges, times.
             """,
         examples: [
             .init("Summarize a media playlist", "streamkit inspect index.m3u8"),
             .init("Summarize a playlist on a server", "streamkit inspect https://example.com/live/master.m3u8"),
             .init("Print the parsed model as one JSON object", "streamkit inspect master.m3u8 --json"),
             .init("Check a playlist against RFC 8216bis", "streamkit inspect index.m3u8 --strict"),
+            .init("List a DASH stream's Representations and segments", "streamkit inspect manifest.mpd --json"),
         ],
         group: "Playlists")
 
-    @Argument(valueName: "url-or-file", help: "The playlist: an http(s) URL or a file (.m3u8).") var source: String
+    @Argument(valueName: "url-or-file", help: "The playlist or MPD: an http(s) URL or a file (.m3u8, .mpd).")
+    var source: String
     @OptionGroup var format = JSONOutputOptions(
         help: "Print the parsed playlist as one JSON object on standard output.")
     @Flag(help: "Report every violation of RFC 8216bis and fail if there is any.") var strict = false
@@ -33,6 +38,21 @@ public struct InspectCommand: ParsableCommand {
         } catch {
             context.writeError("error: \(error)\n")
             throw ExitCode.failure
+        }
+        if MPD.looksLikeMPD(loaded.bytes) {
+            let mpd: MPD
+            do {
+                mpd = try MPD.parse(loaded.bytes)
+            } catch {
+                context.writeError("error: \(source): \(error.reason)\n")
+                throw ExitCode.failure
+            }
+            if format.json {
+                InspectMPD.write(file: source, mpd: mpd, url: loaded.url.absoluteString, to: context.output)
+            } else {
+                context.write(InspectMPD.text(file: source, mpd: mpd, url: loaded.url.absoluteString))
+            }
+            return
         }
         let options = PlaylistParseOptions(strictness: strict ? .strict : .lenient, playlistURL: loaded.url)
         let parsed: ParsedPlaylist
