@@ -191,14 +191,17 @@ struct TemplateContext {
         guard startNumber <= UInt64.max - UInt64(slots.count) else {
             throw SegmentResolutionError("startNumber \(startNumber) leaves no room for \(slots.count) segments")
         }
+        // Compiled once: a long timeline expands the same template a million times.
+        let compiled = try SegmentTemplateText.Compiled(media, id: representationID, bandwidth: bandwidth)
+        let resolver = TemplateURLResolver(compiled, base: base)
+        resolved.segments.reserveCapacity(slots.count)
         for (index, slot) in slots.enumerated() {
             let number = startNumber + UInt64(index)
-            let path = try SegmentTemplateText.expand(
-                media, id: representationID, bandwidth: bandwidth, number: number, time: slot.time)
             resolved.segments.append(
                 DASHSegment(
-                    url: resolveURI(path, against: base), start: (Double(slot.time) - Double(offset)) / scale,
-                    duration: Double(slot.duration) / scale, number: number, time: slot.time, ticks: slot.duration))
+                    url: try resolver.url(number: number, time: slot.time),
+                    start: (Double(slot.time) - Double(offset)) / scale, duration: Double(slot.duration) / scale,
+                    number: number, time: slot.time, ticks: slot.duration))
         }
         return resolved
     }
@@ -299,55 +302,5 @@ struct TemplateContext {
             time = next
         }
         return slots
-    }
-}
-
-/// `$RepresentationID$`, `$Number$`, `$Bandwidth$`, `$Time$` and `$$` in a template, with a
-/// `%0Nd` width for the numeric ones (§5.3.9.4.4).
-public enum SegmentTemplateText {
-    public static func expand(
-        _ template: String, id: String, bandwidth: Int, number: UInt64? = nil, time: UInt64? = nil
-    ) throws(SegmentResolutionError) -> String {
-        var result = ""
-        var rest = Substring(template)
-        while let dollar = rest.firstIndex(of: "$") {
-            result += rest[..<dollar]
-            let afterDollar = rest.index(after: dollar)
-            guard let close = rest[afterDollar...].firstIndex(of: "$") else {
-                throw SegmentResolutionError("an unclosed $ in the template \(template)")
-            }
-            let identifier = rest[afterDollar..<close]
-            rest = rest[rest.index(after: close)...]
-            if identifier.isEmpty {
-                result += "$"
-                continue
-            }
-            let parts = identifier.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = parts[0]
-            var width = 1
-            if parts.count == 2 {
-                let format = parts[1]
-                guard format.hasSuffix("d"), format.hasPrefix("0") || format.count == 1 || format.first!.isNumber,
-                    let value = Int(format.dropLast()), (0...32).contains(value)
-                else { throw SegmentResolutionError("the format %\(format) in \(template)") }
-                width = max(1, value)
-            }
-            let value: String
-            switch name {
-            case "RepresentationID":
-                guard parts.count == 1 else { throw SegmentResolutionError("$RepresentationID$ takes no format") }
-                value = id
-            case "Number":
-                guard let number else { throw SegmentResolutionError("$Number$ where no number is known") }
-                value = String(number)
-            case "Time":
-                guard let time else { throw SegmentResolutionError("$Time$ where no time is known") }
-                value = String(time)
-            case "Bandwidth": value = String(bandwidth)
-            default: throw SegmentResolutionError("the identifier $\(name)$ in \(template)")
-            }
-            result += String(repeating: "0", count: max(0, width - value.count)) + value
-        }
-        return result + rest
     }
 }
