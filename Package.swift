@@ -118,7 +118,7 @@ let package = Package(
             name: "StreamKitMediaServer",
             dependencies: [
                 "StreamKitCore", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitHTTPServer", "StreamKitHLS",
-                "StreamKitMediaCache",
+                "StreamKitDASH", "StreamKitMediaCache",
             ],
             swiftSettings: strictSettings),
         // The command-line tool's commands and framework, as a library so that tests run them in process.

@@ -8,7 +8,8 @@ import StreamKitMediaCache
 /// The caching proxy's routes (docs/CLI.md): `/proxy/file?url=ENCODED` serves a remote file
 /// through the cache, honouring the player's Range (206 with Content-Range, 416, HEAD,
 /// conditional requests); `/proxy/hls?url=ENCODED` serves a remote playlist rewritten so that
-/// every playlist, segment, key and map it names goes through these routes too.
+/// every playlist, segment, key and map it names goes through these routes too; `/proxy/dash?url=`
+/// does the same for an MPEG-DASH MPD (``mpd(_:cache:policy:)``).
 ///
 /// The proxy must not become a door into the user's network for web pages. The server's Host
 /// check already refuses requests that name another host (DNS rebinding); these routes add no
@@ -20,6 +21,8 @@ public enum ProxyRoutes {
     public static let filePath = "/proxy/file"
     /// The path of the playlist route.
     public static let playlistPath = "/proxy/hls"
+    /// The path of the MPD route.
+    public static let mpdPath = "/proxy/dash"
 
     /// The routes, serving through `cache`.
     ///
@@ -38,6 +41,9 @@ public enum ProxyRoutes {
         }
         router.get(playlistPath) { request in
             ContainedContent.contained(try await playlist(request, cache: cache, policy: policy))
+        }
+        router.get(mpdPath) { request in
+            ContainedContent.contained(try await mpd(request, cache: cache, policy: policy))
         }
         return router
     }

@@ -353,4 +353,40 @@ struct ProxySetup {
         await proxy.server.shutdown(gracePeriod: .seconds(2))
         await proxy.cache.shutdown()
     }
+
+    /// An MPD through `/proxy/dash`: the template, single-file and SegmentBase forms decode in
+    /// ffmpeg as from the origin, and again with the origin stopped; GStreamer's dashdemux plays
+    /// every video frame through it. Every URL of the rewritten MPD is this server's file route.
+    @Test(.requires(.gstLaunch), arguments: [FixtureRecipe.Kind.dashTimeline, .dashSingleFile, .dashSegmentBase])
+    func aDASHStreamPlaysThroughTheProxyAndAgainOffline(kind: FixtureRecipe.Kind) async throws {
+        let fixture = try await Fixtures.shared.fixture(FixtureRecipe(kind, seconds: 8))
+        let proxy = try await ProxySetup.start(origin: fixture.directory)
+        let target = ProxyRoutes.mpdPath + "?url=" + HLSProxyRewriter.percentEncoded(proxy.originURL("manifest.mpd"))
+        let rewritten = try await proxy.request(target)
+        #expect(rewritten.status == 200 && rewritten.header("Content-Type") == "application/dash+xml")
+        let text = String(decoding: rewritten.body, as: UTF8.self)
+        let urls = text.matches(of: /(?:media|initialization|sourceURL)="([^"]*)"|<BaseURL>([^<]*)</).map {
+            String($0.1 ?? $0.2 ?? "")
+        }
+        #expect(!urls.isEmpty)
+        #expect(
+            urls.allSatisfy { $0.hasPrefix(proxy.url(ProxyRoutes.filePath + "?url=http%3A%2F%2F127.0.0.1")) }, "\(text)"
+        )
+
+        let direct = try await HLSPlayers.ffmpeg(proxy.originURL("manifest.mpd"))
+        let proxied = try await HLSPlayers.ffmpeg(proxy.url(target))
+        #expect(direct.videoFrames > 0 && proxied.videoStreamFrames == direct.videoStreamFrames, "\(proxied)")
+        #expect(proxied.audioStreamFrames == direct.audioStreamFrames && proxied.failedRequests.isEmpty, "\(proxied)")
+        let gstreamer = try await HLSPlayers.gstreamer(proxy.url(target), dashDemuxer: .dashdemux)
+        #expect(gstreamer.playedToTheEnd && gstreamer.videoFrames == 8 * 25, "\(gstreamer)")
+
+        await proxy.nginx.stop()
+        let offline = try await HLSPlayers.ffmpeg(proxy.url(target))
+        #expect(offline.videoStreamFrames == direct.videoStreamFrames, "\(offline)")
+        #expect(offline.audioStreamFrames == direct.audioStreamFrames && offline.failedRequests.isEmpty, "\(offline)")
+        let again = try await proxy.request(target)
+        #expect(again.header("X-StreamKit-Cache") == "hit", "the MPD came from the cache")
+        await proxy.server.shutdown(gracePeriod: .seconds(2))
+        await proxy.cache.shutdown()
+    }
 }
