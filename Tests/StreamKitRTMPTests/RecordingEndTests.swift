@@ -127,8 +127,10 @@ struct RecordingEndTests {
     /// continues, its timestamps increasing across the restart.
     @Test func reconnectsAcrossAServerRestart() async throws {
         let output = try TestRun.makeTemporaryDirectory("rtmp-restart").appendingPathComponent("again.flv")
+        // Six attempts (waits of 1, 2, 4, 8, 16 and 30 s): three, 7 s in all, ran out on a loaded
+        // machine (a full parallel test run) before the restarted nginx answered its handshake.
         let (code, text, error) = try await RealPeers.recordAcrossARestart(
-            stream: "again", arguments: ["-o", output.path, "--reconnect", "3", "--json"]
+            stream: "again", arguments: ["-o", output.path, "--reconnect", "6", "--json"]
         ) { try await waitForMedia(output) }
         #expect(code == .success, "\(error)")
         let result = text.split(separator: "\n").last.map(String.init) ?? ""
