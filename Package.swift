@@ -102,7 +102,7 @@ let package = Package(
         // The byte-range media cache: sparse data files, an SQLite index of cached spans, read-through, eviction.
         .target(
             name: "StreamKitMediaCache",
-            dependencies: ["StreamKitCore", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitHLS"],
+            dependencies: ["StreamKitCore", "StreamKitHTTP", "StreamKitHTTPClient", "StreamKitHLS", "StreamKitDASH"],
             swiftSettings: strictSettings),
         // Download jobs: HLS streams into local packages (segments, keys, maps, byte ranges, live),
         // files, the persistent queue, export.
@@ -205,6 +205,7 @@ let package = Package(
         .testTarget(
             name: "StreamKitDASHTests",
             dependencies: ["StreamKitDASH", "StreamKitHLS", "StreamKitCore", "StreamKitTestSupport"],
+            exclude: ["Corpus"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "StreamKitHLSTests", dependencies: ["StreamKitHLS", "StreamKitCore", "StreamKitTestSupport"],

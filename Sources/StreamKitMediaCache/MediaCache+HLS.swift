@@ -1,5 +1,6 @@
 import Foundation
 import StreamKitCore
+import StreamKitDASH
 import StreamKitHLS
 import StreamKitHTTP
 import StreamKitHTTPClient
@@ -74,10 +75,11 @@ extension MediaCache {
 
     /// Caches the first `seconds` of an HLS stream ahead of playback: the playlists, then for
     /// the first variant (the one players start with) and its default audio and subtitle
-    /// renditions, the init maps, keys and segments until `seconds` of media are covered.
+    /// renditions, the init maps, keys and segments until `seconds` of media are covered. An
+    /// MPEG-DASH MPD at `url` is preloaded as ``preloadDASH(_:url:seconds:)`` says.
     ///
     /// - Parameters:
-    ///   - url: The multivariant or media playlist.
+    ///   - url: The multivariant or media playlist, or an MPD.
     ///   - seconds: How much media to cache from the start.
     /// - Returns: What was cached.
     /// - Throws: ``MediaCacheError`` when a playlist cannot be fetched or parsed, or a segment fails.
@@ -85,6 +87,7 @@ extension MediaCache {
     public func preloadHLS(_ url: String, seconds: Double) async throws -> MediaCacheHLSPreload {
         var summary = MediaCacheHLSPreload(playlists: 0, segments: 0, seconds: 0, bytes: 0)
         let top = try await playlist(url)
+        if MPD.looksLikeMPD(top.bytes) { return try await preloadDASH(top, url: url, seconds: seconds) }
         summary.playlists += 1
         var mediaPlaylists: [(MediaPlaylist, String)] = []
         switch try Self.parse(top, url: url) {
@@ -107,6 +110,15 @@ extension MediaCache {
                 }
             }
         }
+        try await preloadSegments(of: mediaPlaylists, seconds: seconds, into: &summary)
+        return summary
+    }
+
+    /// Caches each media playlist's maps, keys and segments from its start until `seconds` of
+    /// media are covered.
+    func preloadSegments(
+        of mediaPlaylists: [(MediaPlaylist, String)], seconds: Double, into summary: inout MediaCacheHLSPreload
+    ) async throws {
         var seen = Set<String>()
         for (media, base) in mediaPlaylists {
             var covered = 0.0
@@ -125,10 +137,9 @@ extension MediaCache {
             }
             summary.seconds = max(summary.seconds, covered)
         }
-        return summary
     }
 
-    private func preload(_ url: String, range: ByteRange?) async throws -> Int64 {
+    func preload(_ url: String, range: ByteRange?) async throws -> Int64 {
         guard let range else { return try await preload(url, byteCount: nil) }
         let read = try await self.read(url, range: .closed(first: range.lowerBound, last: range.upperBound - 1))
         var count: Int64 = 0

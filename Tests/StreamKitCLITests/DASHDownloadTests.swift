@@ -433,4 +433,31 @@ import Glibc
         await origin.nginx.stop()
         await base.nginx.stop()
     }
+
+    /// `cache preload URL.mpd` caches the MPD and every Representation's first seconds (a
+    /// SegmentBase's `sidx` read for its ranges); with the origin stopped, `/proxy/dash` of
+    /// `serve` plays what ffmpeg played from the origin.
+    @Test(arguments: [FixtureRecipe.Kind.dashTimeline, .dashSegmentBase])
+    func aPreloadedMPDPlaysOfflineThroughTheProxy(_ kind: FixtureRecipe.Kind) async throws {
+        let origin = try await Origin.make(kind)
+        let home = try TestRun.makeTemporaryDirectory("dash-preload-home")
+        let (code, output, error) = await run(["cache", "preload", origin.url, "--seconds", "8", "--home", home.path])
+        #expect(code == .success, "\(output)\n\(error)")
+        // Four segments of each Representation: two video and two audio, or one of each.
+        let representations = kind == .dashSegmentBase ? 2 : 4
+        #expect(output.hasPrefix("Cached \(representations * 4) segments (8.0 s"), "\(output)")
+        await origin.nginx.stop()
+
+        let library = try TestRun.makeTemporaryDirectory("dash-preload-library")
+        let server = try await ServeProcess.start(
+            arguments: ["--root", library.path, "--port", "0"], environment: ["STREAMKIT_HOME": home.path])
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let encoded = try #require(origin.url.addingPercentEncoding(withAllowedCharacters: allowed))
+        let offline = try await HLSPlayers.ffmpeg("http://127.0.0.1:\(server.port)/proxy/dash?url=\(encoded)")
+        #expect(offline.failedRequests.isEmpty, "\(offline)")
+        #expect(offline.videoStreamFrames == origin.playback.videoStreamFrames, "\(offline)")
+        #expect(offline.audioStreamFrames == origin.playback.audioStreamFrames, "\(offline)")
+        try await stop(server)
+    }
 }

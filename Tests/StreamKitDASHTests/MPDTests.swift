@@ -167,7 +167,10 @@ struct MPDTests {
             ("<html/>", "not <MPD>"),
             ("<MPD/>", "no Period"),
             ("<MPD type='live'><Period/></MPD>", "static or dynamic"),
-            ("<MPD><Period><AdaptationSet><Representation bandwidth='1'/></AdaptationSet></Period></MPD>", "no id"),
+            (
+                "<MPD><Period><AdaptationSet><Representation id='a' bandwidth='fast'/></AdaptationSet></Period></MPD>",
+                "the bandwidth 'fast'"
+            ),
             ("<MPD mediaPresentationDuration='1 hour'><Period/></MPD>", "ISO 8601"),
             ("<MPD><Period><SegmentTemplate timescale='0'/></Period></MPD>", "timescale is 0"),
         ] {
@@ -178,6 +181,11 @@ struct MPDTests {
                 #expect(error.reason.contains(words), "\(document): \(error)")
             }
         }
+        // Without @id and @bandwidth (both required), as players read it: its position, and 0.
+        let lenient = try MPD.parse(
+            Array("<MPD><Period><AdaptationSet><Representation/><Representation/></AdaptationSet></Period></MPD>".utf8))
+        #expect(lenient.periods[0].adaptationSets[0].representations.map(\.id) == ["0", "1"])
+        #expect(lenient.periods[0].adaptationSets[0].representations.map(\.bandwidth) == [0, 0])
     }
 
     /// A timeline that claims a billion segments is refused, not expanded; a template needs its

@@ -199,11 +199,11 @@ public struct CachePreloadCommand: ParsableCommand {
                 "streamkit cache preload https://example.com/live/index.m3u8 --seconds 60"),
         ])
 
-    @Argument(valueName: "url", help: "The http or https URL of a file or an HLS playlist.")
+    @Argument(valueName: "url", help: "The http or https URL of a file, an HLS playlist or a DASH MPD.")
     var url: String
     @Option(valueName: "size", help: "How much of a file to cache, such as 20M (default: all of it).")
     var bytes: ByteSize?
-    @Option(valueName: "seconds", help: "How much of an HLS stream to cache (default: 10).")
+    @Option(valueName: "seconds", help: "How much of an HLS or DASH stream to cache (default: 10).")
     var seconds: Double?
     @OptionGroup var home: HomeOptions
     @Option(name: "cache-limit", valueName: "size", help: CacheAccess.limitHelp) var cacheLimit: ByteSize?
@@ -224,7 +224,9 @@ public struct CachePreloadCommand: ParsableCommand {
         let home = home.path(context)
         let cache = try CacheAccess.open(home: home, limit: cacheLimit, keys: cacheKey, context: context)
         let url = url
-        let isPlaylist = seconds != nil || ProxyPaths.looksLikePlaylist(url)
+        let isPlaylist =
+            seconds != nil || ProxyPaths.looksLikePlaylist(url)
+            || (URLComponents(string: url)?.path.lowercased().hasSuffix(".mpd") ?? false)
         let seconds = seconds ?? 10
         let byteCount = bytes?.bytes
         do {

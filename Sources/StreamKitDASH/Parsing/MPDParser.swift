@@ -93,17 +93,28 @@ enum MPDReader {
             case "ContentProtection": set.contentProtection.append(Descriptor(kept(child)))
             case "EssentialProperty": set.essentialProperties.append(Descriptor(kept(child)))
             case "SupplementalProperty": set.supplementalProperties.append(Descriptor(kept(child)))
-            case "Representation": set.representations.append(try representation(child))
+            case "Representation":
+                set.representations.append(try representation(child, position: set.representations.count))
             default: set.extra.append(kept(child))
             }
         }
         return set
     }
 
-    static func representation(_ element: DASHXML.Element) throws(MPDParseError) -> Representation {
-        guard let id = element["id"], !id.isEmpty else { throw MPDParseError("a Representation has no id") }
-        guard let bandwidthText = element["bandwidth"], let bandwidth = Int(bandwidthText), bandwidth >= 0 else {
-            throw MPDParseError("Representation \(id) has no bandwidth")
+    /// A Representation. Both `@id` and `@bandwidth` are required (§5.3.5.2), but players read
+    /// MPDs without them (ExoPlayer's tests keep one): a missing id is the Representation's
+    /// position in its set (`0`, `1`…), a missing bandwidth 0. A bandwidth that is written but
+    /// is not a number is refused.
+    static func representation(_ element: DASHXML.Element, position: Int) throws(MPDParseError) -> Representation {
+        let id = element["id"].flatMap { $0.isEmpty ? nil : $0 } ?? String(position)
+        let bandwidth: Int
+        if let text = element["bandwidth"] {
+            guard let value = Int(text), value >= 0 else {
+                throw MPDParseError("Representation \(id) has the bandwidth '\(text)'")
+            }
+            bandwidth = value
+        } else {
+            bandwidth = 0
         }
         var representation = Representation(id: id, bandwidth: bandwidth)
         representation.common = try common(element)
