@@ -21,7 +21,8 @@ enum LibraryPage {
             rows += """
                 <tr><td>\(escape(item.title))</td><td>\(escape(item.state))</td><td>\(formatSize(item.size))</td>\
                 <td>\(item.duration.map(formatDuration) ?? "")</td>\
-                <td><a href="\(escape(item.playPath))">\(escape(item.entry))</a></td>\
+                <td><a href="\(escape(item.playPath))">\(escape(item.entry))</a>\
+                \(item.dashPlayPath.map { " <a href=\"\(escape($0))\">\(escape(item.dashEntry ?? ""))</a>" } ?? "")</td>\
                 <td><a href="/watch/\(escape(MediaLibrary.encodePathComponent(item.id)))">watch</a></td>\
                 <td><button type="button" class="delete" data-id="\(id)" data-title="\(escape(item.title))" \
                 data-size="\(item.size)" data-duration="\(item.duration ?? 0)" \

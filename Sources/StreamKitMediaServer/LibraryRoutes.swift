@@ -10,7 +10,8 @@ import StreamKitHTTPServer
 enum LibraryRoutes {
     static func routes(library: MediaLibrary, sites: CrossSiteCheck) -> HTTPRouter {
         var router = HTTPRouter()
-        // `{"items": [{"id", "title", "state", "size", "duration", "entry", "playPath"}...],
+        // `{"items": [{"id", "title", "state", "size", "duration", "entry", "playPath",
+        // "dashPlayPath" (a package from DASH)}...],
         // "size", "duration"}`: every item, sorted by title, and their totals.
         router.get("/api/library") { request in
             try sites.check(request, serving: "/api/")
@@ -26,6 +27,7 @@ enum LibraryRoutes {
                     writer.field("entry", item.entry)
                     writer.field("id", item.id)
                     writer.field("playPath", item.playPath)
+                    if let path = item.dashPlayPath { writer.field("dashPlayPath", path) }
                     writer.field("size", item.size)
                     writer.field("state", item.state)
                     writer.field("title", item.title)

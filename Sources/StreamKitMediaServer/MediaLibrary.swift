@@ -25,9 +25,17 @@ public struct MediaLibraryItem: Hashable, Sendable, Codable {
     public let duration: Double?
     /// The playlist a player opens, relative to the folder.
     public let entry: String
+    /// The package's MPEG-DASH MPD over the same files (`manifest.mpd`), when it has one (a
+    /// package downloaded from DASH).
+    public var dashEntry: String? = nil
 
     /// The path of the playlist on the server, percent-encoded.
     public var playPath: String { "/library/" + MediaLibrary.encodePathComponent(id) + "/" + entry }
+
+    /// The path of the MPD on the server, percent-encoded, when there is one.
+    public var dashPlayPath: String? {
+        dashEntry.map { "/library/" + MediaLibrary.encodePathComponent(id) + "/" + $0 }
+    }
 }
 
 /// The offline library: a directory whose subfolders are downloaded items, each with an
@@ -35,6 +43,8 @@ public struct MediaLibraryItem: Hashable, Sendable, Codable {
 public struct MediaLibrary: Sendable {
     /// The playlist that makes a folder an item.
     public static let entryName = "index.m3u8"
+    /// The MPD a package downloaded from DASH has beside its playlist.
+    public static let dashEntryName = "manifest.mpd"
 
     /// The library directory's real path.
     public let root: String
@@ -197,7 +207,8 @@ public struct MediaLibrary: Sendable {
             id: name, title: Self.title(record: record, entry: entry, folderName: name),
             state: record?.displayState ?? "downloaded",
             size: Self.size(ofFolder: folder), duration: Self.duration(ofPlaylist: entry, in: folder),
-            entry: Self.entryName)
+            entry: Self.entryName,
+            dashEntry: FileStamp(folder + "/" + Self.dashEntryName)?.isRegularFile == true ? Self.dashEntryName : nil)
         known.items.withLock { $0[name] = KnownItem(stamp: stamp, item: item) }
         known.changed.store(true, ordering: .relaxed)
         return item

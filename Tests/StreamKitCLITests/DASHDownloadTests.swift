@@ -117,6 +117,11 @@ import Glibc
         let gstreamer = try await HLSPlayers.gstreamer(url, dashDemuxer: .dashdemux)
         #expect(gstreamer.playedToTheEnd, "\(gstreamer)\n\(mpdText)")
         #expect(gstreamer.videoFrames == videoFrames, "\(gstreamer)")
+        // The library's API and page name the MPD beside the playlist.
+        let api = try await Tool.curl.run(["-s", "http://127.0.0.1:\(server.port)/api/library"]).standardOutput
+        #expect(api.contains("\"dashPlayPath\":\"/library/movie/manifest.mpd\""), "\(api)")
+        let page = try await Tool.curl.run(["-s", "http://127.0.0.1:\(server.port)/"]).standardOutput
+        #expect(page.contains("<a href=\"/library/movie/manifest.mpd\">manifest.mpd</a>"), "\(page.prefix(2_000))")
         // The same files as HLS, for players that only know HLS.
         let hls = try await HLSPlayers.ffmpeg("http://127.0.0.1:\(server.port)/library/movie/index.m3u8")
         #expect(hls.videoFrames == videoFrames, "\(hls)")
