@@ -201,7 +201,8 @@ import Testing
     }
 
     /// MP4 from transport stream segments, and alternative audio renditions, go through ffmpeg
-    /// (stream copy); without ffmpeg, the remux is refused and audio renditions are left out.
+    /// (stream copy); without ffmpeg, the remux is refused and audio renditions are written beside
+    /// the output as files of their own.
     @Test func remuxingAndAudioRenditionsUseFFmpeg() async throws {
         let (id, home, _, nginx) = try await package(.hlsTS)
         let directory = try TestRun.makeTemporaryDirectory("export")
@@ -243,9 +244,52 @@ import Testing
         let videoOnly = directory.appendingPathComponent("video-only.ts")
         let (partial, _, warning) = await run(
             ["export", master.id, videoOnly.path, "--home", master.home.path], environment: ["PATH": "/nonexistent"])
-        #expect(partial == .success && warning.contains("audio-eng, audio-fra not exported: adding them needs ffmpeg"))
+        #expect(partial == .success, "\(warning)")
         #expect(try await frames(videoOnly.path).allSatisfy { $0.hasPrefix("video:") })
+        // The audio renditions, transport streams too, beside it as files of their own.
+        let audioFiles = ["video-only.audio-eng.ts", "video-only.audio-fra.ts"]
+        #expect(warning.contains("\(audioFiles.joined(separator: ", ")) written beside video-only.ts"), "\(warning)")
+        for name in audioFiles {
+            let streams = try await frames(directory.appendingPathComponent(name).path)
+            #expect(streams.count == 1 && streams[0].hasPrefix("audio:"), "\(name): \(streams)")
+        }
         await master.nginx.stop()
+    }
+
+    /// A DASH package (video and audio in two languages, fragmented MP4) becomes one .mp4 with
+    /// ffmpeg, every stream with its language and every frame; without ffmpeg, one fragmented
+    /// MP4 per Representation, each decoding all of its frames, and the warning says so.
+    @Test(arguments: [FixtureRecipe.Kind.dashTimeline, .dashSegmentBase])
+    func dashPackagesExportWithAndWithoutFFmpeg(_ kind: FixtureRecipe.Kind) async throws {
+        let wanted = kind == .dashSegmentBase ? ["eng"] : Fixtures.dashLanguages
+        let (id, home, _, nginx) = try await package(kind, extra: ["--audio", wanted.joined(separator: ",")])
+        await nginx.stop()
+        let directory = try TestRun.makeTemporaryDirectory("export-dash")
+        let muxed = directory.appendingPathComponent("movie.mp4")
+        let (code, output, error) = await run(["export", id, muxed.path, "--home", home.path])
+        #expect(code == .success && output.contains("remuxed with ffmpeg"), "\(output)\n\(error)")
+        #expect(try await languages(muxed.path) == ["video:h264:"] + wanted.map { "audio:aac:\($0)" })
+        // 10 s: 250 video frames, and per language 469 AAC frames of 1024 samples at 48 kHz (the
+        // last one partial) after ffmpeg's encoder's priming frame.
+        let muxedFrames = try await frames(muxed.path)
+        #expect(muxedFrames == wanted.map { _ in "audio:470" } + ["video:250"], "\(muxedFrames)")
+
+        let alone = directory.appendingPathComponent("alone.mp4")
+        let (plain, plainOutput, warning) = await run(
+            ["export", id, alone.path, "--home", home.path], environment: ["PATH": "/nonexistent"])
+        #expect(plain == .success, "\(warning)")
+        let beside = wanted.map { "alone.audio-\($0).mp4" }
+        #expect(
+            warning.contains(
+                "\(beside.joined(separator: ", ")) written beside alone.mp4: joining them into it needs ffmpeg"),
+            "\(warning)")
+        #expect(plainOutput.contains("\(wanted.count) rendition"), "\(plainOutput)")
+        let aloneFrames = try await frames(alone.path)
+        #expect(aloneFrames == ["video:250"], "\(aloneFrames)")
+        for name in beside {
+            let streams = try await frames(directory.appendingPathComponent(name).path)
+            #expect(streams == ["audio:470"], "\(name): \(streams)")
+        }
     }
 
     @Test func errorsNameWhatIsWrong() async throws {

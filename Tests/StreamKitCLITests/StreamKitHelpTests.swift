@@ -28,8 +28,8 @@ import Testing
                 DOWNLOADS:
                   download                Download an HLS or DASH stream into a local package
                                           that plays offline, or a file; resumes when run again.
-                  export                  Write a downloaded HLS package as one .ts, .mp4 or
-                                          .mkv file.
+                  export                  Write a downloaded HLS or DASH package as one .ts,
+                                          .mp4 or .mkv file.
                   queue                   Keep a persistent download queue: add, list, start,
                                           stop, remove, and run it.
 

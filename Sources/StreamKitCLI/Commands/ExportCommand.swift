@@ -5,7 +5,7 @@ import StreamKitDownloads
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Write a downloaded HLS package as one .ts, .mp4 or .mkv file.",
+        abstract: "Write a downloaded HLS or DASH package as one .ts, .mp4 or .mkv file.",
         discussion: """
             Concatenates the package's main rendition, one segment at a time (AES-128 segments are \
             decrypted on the way, gaps left out); fragmented MP4 becomes the init section followed by \
@@ -14,8 +14,12 @@ struct ExportCommand: ParsableCommand {
             segments, .ts from fragmented MP4, any .mkv) and adding alternative audio renditions and \
             subtitles call ffmpeg when it is installed (stream copy, no re-encoding): every audio \
             rendition of the package with its language, and every subtitle rendition, merged, with its \
-            language (mov_text in .mp4, SubRip in .mkv; .ts holds none). Without ffmpeg, those \
-            renditions are left out with a warning. The package is found by its id in the library \
+            language (mov_text in .mp4, SubRip in .mkv; .ts holds none). Without ffmpeg, each audio \
+            rendition in the output's container is written beside it as a file of its own \
+            (talk.mp4, talk.audio-eng.mp4), each subtitle rendition merged into a WebVTT file \
+            (talk.subs-eng.vtt), with a warning; audio in another container is left out. DASH \
+            packages export the same way: one fragmented MP4 per Representation without ffmpeg. \
+            The package is found by its id in the library \
             ($STREAMKIT_HOME/library/ID) or by its folder.
             """,
         examples: [
@@ -66,7 +70,7 @@ struct ExportCommand: ParsableCommand {
         }
         do {
             let note = try await PackageExport.write(
-                source, from: directory, to: destination, ffmpeg: ffmpeg, progress: progress,
+                source, from: directory, to: destination, ffmpeg: ffmpeg, renditionsBeside: true, progress: progress,
                 warning: { context.writeError("warning: \($0)\n") })
             let size =
                 (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber)?

@@ -10,12 +10,15 @@ public enum PackageExport {
     /// (main, audio, merged subtitles) remuxed by `ffmpeg` with stream copy.
     ///
     /// - Parameters:
+    ///   - renditionsBeside: Without ffmpeg, write the alternative renditions as files of their
+    ///     own beside `destination` rather than leave them out.
     ///   - progress: Called with a rendition's folder, returns what receives its progress.
     ///   - warning: Told what was left out and why.
     /// - Returns: What the result adds to its line: `; remuxed with ffmpeg`, or what was left out.
     /// - Throws: ``PackageExportError``, also when remuxing is needed and ffmpeg is missing.
     static func write(
         _ source: HLSPackage, from directory: URL, to destination: URL, ffmpeg: String?,
+        renditionsBeside: Bool = false,
         progress: (String) -> (PackageExportProgress) -> Void, warning: (String) -> Void
     ) async throws -> String {
         let lower = destination.lastPathComponent.lowercased()
@@ -27,10 +30,15 @@ public enum PackageExport {
         if !matroska && container == wanted && ((source.audio.isEmpty && subtitles.isEmpty) || ffmpeg == nil) {
             try PackageExporter.concatenate(
                 source.main, of: source, to: destination, progress: progress(source.main.folder))
-            let leftOut = (source.audio + subtitles).map(\.folder)
-            guard !leftOut.isEmpty else { return "" }
-            warning("\(leftOut.joined(separator: ", ")) not exported: adding them needs ffmpeg")
-            return "; alternative renditions left out (ffmpeg is not installed)"
+            guard !source.audio.isEmpty || !subtitles.isEmpty else { return "" }
+            guard renditionsBeside else {
+                let folders = (source.audio + subtitles).map(\.folder).joined(separator: ", ")
+                warning("\(folders) not exported: adding them needs ffmpeg")
+                return "; alternative renditions left out (ffmpeg is not installed)"
+            }
+            return try writeBeside(
+                source, subtitles: subtitles, from: directory, to: destination, container: wanted,
+                progress: progress, warning: warning)
         }
         guard let ffmpeg else {
             throw PackageExportError(
@@ -57,6 +65,49 @@ public enum PackageExport {
                 inputs: inputs, audio: source.audio, subtitles: subtitles, matroska: matroska,
                 destination: destination))
         return "; remuxed with ffmpeg"
+    }
+
+    /// Without ffmpeg to join them: every alternative audio rendition in `container` written
+    /// beside `destination` as a file of its own (`talk.mp4` → `talk.audio-eng.mp4`), every
+    /// subtitle rendition merged into a WebVTT file (`talk.subs-eng.vtt`); audio in another
+    /// container is left out. Tells `warning` which is which.
+    ///
+    /// - Returns: What the result adds to its line.
+    private static func writeBeside(
+        _ source: HLSPackage, subtitles: [HLSPackage.Rendition], from directory: URL, to destination: URL,
+        container: SegmentContainer, progress: (String) -> (PackageExportProgress) -> Void,
+        warning: (String) -> Void
+    ) throws -> String {
+        let stem = destination.deletingPathExtension()
+        func beside(_ rendition: HLSPackage.Rendition, _ ext: String) -> URL {
+            URL(fileURLWithPath: stem.path + "." + rendition.folder + "." + ext)
+        }
+        var written: [String] = []
+        var leftOut: [String] = []
+        for rendition in source.audio {
+            guard PackageExporter.container(of: rendition, in: source) == container else {
+                leftOut.append(rendition.folder)
+                continue
+            }
+            let file = beside(rendition, destination.pathExtension)
+            try PackageExporter.concatenate(rendition, of: source, to: file, progress: progress(rendition.folder))
+            written.append(file.lastPathComponent)
+        }
+        for rendition in subtitles {
+            let file = beside(rendition, "vtt")
+            try ExportCommand.writeMergedSubtitles(rendition, of: directory, to: file)
+            written.append(file.lastPathComponent)
+        }
+        if !written.isEmpty {
+            let files = written.joined(separator: ", ")
+            warning("\(files) written beside \(destination.lastPathComponent): joining them into it needs ffmpeg")
+        }
+        if !leftOut.isEmpty {
+            warning("\(leftOut.joined(separator: ", ")) not exported: adding them needs ffmpeg")
+        }
+        return leftOut.isEmpty
+            ? "; \(written.count) rendition\(written.count == 1 ? "" : "s") as files of their own (ffmpeg is not installed)"
+            : "; alternative renditions left out (ffmpeg is not installed)"
     }
 
     /// What serve's player page calls for "download as mp4": the package in `folder` (id `id`)
