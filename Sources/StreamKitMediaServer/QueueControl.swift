@@ -48,7 +48,7 @@ public struct QueueAddition: Hashable, Sendable, Codable {
     /// The http(s) URL.
     public var url: String
     public var title: String?
-    /// `auto` (the default), `hls` or `file`.
+    /// `auto` (the default), `hls`, `dash` or `file`.
     public var kind: String?
     /// `best` (the default), `worst`, a bandwidth cap such as `1500k`, or `WxH`.
     public var variant: String?
@@ -132,7 +132,8 @@ public struct QueueSourceChoices: Hashable, Sendable, Codable {
         }
     }
 
-    /// `hls` (a multivariant or media playlist) or `file`.
+    /// `hls` (a multivariant or media playlist), `dash` (an MPD, its Representations and
+    /// AdaptationSets read as variants and renditions) or `file`.
     public var kind: String
     public var variants: [Variant]
     public var audio: [Rendition]

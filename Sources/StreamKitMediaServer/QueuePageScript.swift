@@ -175,10 +175,12 @@ extension PageAssets {
                 option(subtitles, item.choice, item.name + (item.language ? " (" + item.language + ")" : ""));
             }
             option(subtitles, "none", "None");
-            document.getElementById("choices").hidden = choices.kind !== "hls";
+            const stream = choices.kind === "hls" || choices.kind === "dash";
+            document.getElementById("choices").hidden = !stream;
             const title = document.getElementById("add-title");
             if (!title.value && choices.title) { title.value = choices.title; }
-            report("add-status", choices.kind === "hls" ? "An HLS stream: choose what to keep." : "A file.");
+            const named = choices.kind === "hls" ? "An HLS stream" : "A DASH stream";
+            report("add-status", stream ? named + ": choose what to keep." : "A file.");
         }
 
         async function add(event) {

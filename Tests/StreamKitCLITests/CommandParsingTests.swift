@@ -250,7 +250,7 @@ private struct FlagsRoot: ParsableCommand {
             "--variant must be best, worst, a bandwidth such as 1500k, or WxH, got 'huge'"
         ),
         (["queue", "add", "http://a.example/x", "--type", "film"], "--type must be video or audio, got 'film'"),
-        (["queue", "add", "http://a.example/x", "--kind", "ftp"], "--kind must be auto, hls or file, got 'ftp'"),
+        (["queue", "add", "http://a.example/x", "--kind", "ftp"], "--kind must be auto, hls, dash or file, got 'ftp'"),
         (["queue", "add", "http://a.example/x", "-H", "no colon"], "--header must be 'Name: value', got 'no colon'"),
         (["download", "http://a.example/x", "--retries", "-1"], "--retries must be between 0 and 100, got -1"),
     ])

@@ -190,13 +190,8 @@ import Glibc
     /// `--keep-encrypted` downloads it and keeps its ContentProtection.
     @Test func encryptedContentIsRefusedUnlessKept() async throws {
         let origin = try await Origin.make(.dashTimeline)
-        let protection =
-            "<ContentProtection schemeIdUri=\"urn:mpeg:dash:mp4protection:2011\" value=\"cenc\" "
-            + "xmlns:cenc=\"urn:mpeg:cenc:2013\" cenc:default_KID=\"10000000-1000-1000-1000-100000000001\"/>"
         let manifest = origin.root.appendingPathComponent("manifest.mpd")
-        let text = try String(contentsOf: manifest, encoding: .utf8)
-        try text.replacingOccurrences(of: "<Representation id=\"0\"", with: protection + "\n<Representation id=\"0\"")
-            .write(to: manifest, atomically: true, encoding: .utf8)
+        try Self.protect(manifest, into: manifest)
         let home = try TestRun.makeTemporaryDirectory("dash-home")
         let package = try TestRun.makeTemporaryDirectory("dash-cenc").appendingPathComponent("p")
         let (code, _, error) = await run(["download", origin.url, "-o", package.path, "--home", home.path])
@@ -213,6 +208,16 @@ import Glibc
         let written = try String(contentsOf: package.appendingPathComponent("manifest.mpd"), encoding: .utf8)
         #expect(written.contains("urn:mpeg:dash:mp4protection:2011") && written.contains("cenc:default_KID"))
         await origin.nginx.stop()
+    }
+
+    /// Writes the MPD `source` with a CENC ContentProtection before its first Representation.
+    static func protect(_ source: URL, into destination: URL) throws {
+        let protection =
+            "<ContentProtection schemeIdUri=\"urn:mpeg:dash:mp4protection:2011\" value=\"cenc\" "
+            + "xmlns:cenc=\"urn:mpeg:cenc:2013\" cenc:default_KID=\"10000000-1000-1000-1000-100000000001\"/>"
+        let text = try String(contentsOf: source, encoding: .utf8)
+        try text.replacingOccurrences(of: "<Representation id=\"0\"", with: protection + "\n<Representation id=\"0\"")
+            .write(to: destination, atomically: true, encoding: .utf8)
     }
 
     /// The real binary killed with SIGKILL three times at random moments of a throttled DASH

@@ -102,10 +102,21 @@ import Glibc
 
     @Test(arguments: [
         (["queue", "add", "ftp://x/a.mp4"], "<url> must be an http or https URL"),
-        (["queue", "add", "http://x/a.mp4", "--kind", "rtmp"], "--kind must be auto, hls or file"),
+        (["queue", "add", "http://x/a.mp4", "--kind", "rtmp"], "--kind must be auto, hls, dash or file"),
         (["queue", "add", "http://x/a.mp4", "-j", "0"], "--connections must be between 1 and 64"),
         (["queue", "add", "http://x/a.m3u8", "--export", "a.mkv"], "--export must name a .ts or .mp4 file"),
-        (["queue", "add", "http://x/a.mp4", "--kind", "file", "--export", "a.ts"], "--export is for HLS tasks"),
+        (
+            ["queue", "add", "http://x/a.mp4", "--kind", "file", "--export", "a.ts"],
+            "--export is for HLS and DASH tasks"
+        ),
+        (
+            ["queue", "add", "http://x/a.m3u8", "--kind", "hls", "--keep-encrypted"],
+            "--keep-encrypted is for DASH tasks"
+        ),
+        (
+            ["queue", "add", "rtmp://x/live/s", "--duration", "1m", "--keep-encrypted"],
+            "--keep-encrypted and --subs-format are for http(s) downloads"
+        ),
         (["queue", "start"], "give a task <id> or --all"),
         (["queue", "stop", "abc", "--all"], "give a task <id> or --all"),
         (["queue", "remove"], "give a task <id> or --unfinished"),

@@ -79,7 +79,7 @@ import Testing
             "streamkit download -j 8 --variant |best worst ",
             "streamkit download --variant = w|worst ",
             "streamkit download --audio |all auto none ",
-            "streamkit queue add --kind |auto file hls ",
+            "streamkit queue add --kind |auto dash file hls ",
             "streamkit inspect ta|talk.m3u8 ",
             "streamkit queue info --home \(home) |\(sortedIDs)",
             "streamkit queue start --home = \(home) |\(sortedIDs)",

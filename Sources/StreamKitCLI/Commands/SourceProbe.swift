@@ -1,5 +1,6 @@
 import Foundation
 import StreamKitDASH
+import StreamKitDownloads
 import StreamKitHTTP
 import StreamKitHTTPClient
 
@@ -15,37 +16,50 @@ enum SourceProbe {
     /// and of an MPD (ISO/IEC 23009-1 Annex C).
     static let playlistTypes: Set<String> = [
         "application/vnd.apple.mpegurl", "audio/mpegurl", "application/x-mpegurl", "audio/x-mpegurl",
-        "application/mpegurl", "application/dash+xml",
+        "application/mpegurl", dashType,
     ]
+    /// The Content-Type of an MPD.
+    static let dashType = "application/dash+xml"
 
-    /// Whether `url` is an HLS playlist or a DASH MPD: its path ends in `.m3u8`, `.m3u` or `.mpd`;
-    /// or, for a path without a known file extension, the server answers a GET with a playlist or
-    /// MPD Content-Type, or a body that starts with `#EXTM3U` or an `<MPD>` element (the probe
-    /// reads the first bytes and stops). The package's engine tells the two apart by content.
+    /// Whether `url` is an HLS playlist or a DASH MPD (``kind(of:client:headers:retry:)`` is not
+    /// `.file`).
     static func isPlaylistOrMPD(
         _ url: String, client: HTTPClient, headers: HTTPHeaders, retry: HTTPClientRetryPolicy
     ) async -> Bool {
+        await kind(of: url, client: client, headers: headers, retry: retry).isPackage
+    }
+
+    /// What `url` is: an HLS playlist when its path ends in `.m3u8` or `.m3u`, a DASH MPD when it
+    /// ends in `.mpd`; or, for a path without a known file extension, what the server's answer to
+    /// a GET says: a playlist or MPD Content-Type, or a body that starts with `#EXTM3U` or an
+    /// `<MPD>` element (the probe reads the first bytes and stops); else a file. The package's
+    /// engine tells HLS from DASH by content: this is what the task is called.
+    static func kind(
+        of url: String, client: HTTPClient, headers: HTTPHeaders, retry: HTTPClientRetryPolicy
+    ) async -> DownloadKind {
         let path = URLComponents(string: url)?.path ?? ""
         let ext = path.split(separator: "/").last.flatMap { name in
             name.contains(".") ? name.split(separator: ".").last.map { $0.lowercased() } : nil
         }
         if let ext {
-            if ext == "m3u8" || ext == "m3u" || ext == "mpd" { return true }
-            if fileExtensions.contains(ext) { return false }
+            if ext == "m3u8" || ext == "m3u" { return .hls }
+            if ext == "mpd" { return .dash }
+            if fileExtensions.contains(ext) { return .file }
         }
         guard let response = try? await client.execute(HTTPClientRequest(url: url, headers: headers), retry: retry)
-        else { return false }
+        else { return .file }
         defer { response.body.cancel() }
-        guard response.status.isSuccess else { return false }
+        guard response.status.isSuccess else { return .file }
         if let type = response.headers["Content-Type"]?.split(separator: ";").first?
             .trimmingCharacters(in: .whitespaces).lowercased(), playlistTypes.contains(type)
         {
-            return true
+            return type == dashType ? .dash : .hls
         }
         var iterator = response.body.makeAsyncIterator()
         var prefix: [UInt8] = []
         while prefix.count < 4096, let chunk = try? await iterator.next() { prefix += chunk }
-        return looksLikePlaylist(prefix) || MPD.looksLikeMPD(prefix)
+        if looksLikePlaylist(prefix) { return .hls }
+        return MPD.looksLikeMPD(prefix) ? .dash : .file
     }
 
     /// Whether `bytes` start with `#EXTM3U` after a byte order mark and white space.

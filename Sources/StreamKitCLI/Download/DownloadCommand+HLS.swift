@@ -8,7 +8,8 @@ import StreamKitHTTPClient
 /// `download` of an HLS stream into a package, in the library or in `-o DIR`.
 extension DownloadCommand {
     func runHLS(
-        _ context: CommandContext, client: HTTPClient, headers: HTTPHeaders, retry: HTTPClientRetryPolicy,
+        _ context: CommandContext, kind: DownloadKind, client: HTTPClient, headers: HTTPHeaders,
+        retry: HTTPClientRetryPolicy,
         queue: DownloadManager
     ) async throws {
         let hlsSelection = segmentFilter.applied(to: selection.hlsSelection)
@@ -38,11 +39,12 @@ extension DownloadCommand {
         // In the library the task's folder is the package id's (the manager's own place for it);
         // -o DIR is a place of the user's.
         var request = DownloadRequest(
-            url: url, kind: .hls, selection: hlsSelection, decrypt: decrypt,
+            url: url, kind: kind, selection: hlsSelection, decrypt: decrypt,
             connections: selection.connections ?? 8,
             headers: headers, location: inLibrary ? nil : directory.standardizedFileURL.path)
         // Kept in the task's secrets file, so that `queue run` can finish the task with them.
         request.userKeys = userKeys
+        request.keepEncrypted = keepEncrypted
         let task = try await begin(request, queue: queue, client: client, context: context)
         try await HLSDownloadRun(context: context, json: format.json, inLibrary: inLibrary, subtitles: subsFormat).run(
             job, client: client, task: task)

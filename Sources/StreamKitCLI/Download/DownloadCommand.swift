@@ -152,8 +152,10 @@ struct DownloadCommand: ParsableCommand {
             throw queueFailure(error, context)
         }
         do {
-            if await SourceProbe.isPlaylistOrMPD(url, client: client, headers: requestHeaders, retry: retry) {
-                try await runHLS(context, client: client, headers: requestHeaders, retry: retry, queue: queue)
+            let kind = await SourceProbe.kind(of: url, client: client, headers: requestHeaders, retry: retry)
+            if kind.isPackage {
+                try await runHLS(
+                    context, kind: kind, client: client, headers: requestHeaders, retry: retry, queue: queue)
             } else {
                 try await runFile(context, client: client, headers: requestHeaders, retry: retry, queue: queue)
             }

@@ -11,7 +11,7 @@ struct QueueAddCommand: ParsableCommand {
         commandName: "add",
         abstract: "Add a task to the queue; prints its id.",
         discussion: """
-            An HLS URL (.m3u8, or answered as a playlist) becomes a package; anything else a file fetched \
+            An HLS or DASH URL (.m3u8 or .mpd, or answered as a playlist or MPD) becomes a package; anything else a file fetched \
             over -j range connections. The task waits stopped unless --start is given or the queue's \
             autostart is on (`queue config --autostart on`); the same URL and selection cannot be queued twice.
 
@@ -33,7 +33,7 @@ struct QueueAddCommand: ParsableCommand {
 
     @Argument(valueName: "url", help: "The http, https, rtmp or rtmps URL.") var url: String
     @Option(valueName: "title", help: "A title for lists (default: the URL's file name).") var title: String?
-    @Option(valueName: "kind", help: "auto, hls or file.") var kind = Kind.auto
+    @Option(valueName: "kind", help: "auto, hls, dash or file.") var kind = Kind.auto
     @OptionGroup var selection = SelectionOptions(
         audioHelp: "Audio (HLS renditions, DASH sets): auto, all, none, a language, en,fr, name:NAME, role:ROLE.",
         connectionsHelp: "Range connections (file, default 4) or transfers (HLS, default 8).",
@@ -44,6 +44,8 @@ struct QueueAddCommand: ParsableCommand {
         help: "HLS: once downloaded, also merge each WebVTT subtitle rendition into one file, vtt or srt.")
     var subsFormat: SubtitleFormat?
     @Flag(help: "Store AES-128 and SAMPLE-AES (MPEG-TS) segments decrypted.") var decrypt = false
+    @Flag(help: "DASH: download Representations under DRM (ContentProtection) as they are, still encrypted.")
+    var keepEncrypted = false
     @OptionGroup var keys: KeyOptions
     @Option(valueName: "type", help: "video or audio.") var type = DownloadFileType.video
     @Option(valueName: "url", help: "A cover image URL.") var thumbnail: String?
@@ -66,10 +68,10 @@ struct QueueAddCommand: ParsableCommand {
 
     /// `--kind`: what the URL is, or `auto` to ask the server.
     enum Kind: String, CaseIterable, ExpressibleByArgument {
-        case auto, hls, file
+        case auto, hls, dash, file
 
         static func invalidValueMessage(_ argument: String, for name: String) -> String {
-            "\(name) must be auto, hls or file, got '\(argument)'"
+            "\(name) must be auto, hls, dash or file, got '\(argument)'"
         }
     }
 
@@ -99,10 +101,13 @@ struct QueueAddCommand: ParsableCommand {
             guard lower.hasSuffix(".ts") || lower.hasSuffix(".mp4") else {
                 throw ValidationError("--export must name a .ts or .mp4 file, got '\(export)'")
             }
-            guard kind != .file else { throw ValidationError("--export is for HLS tasks, not --kind file") }
+            guard kind != .file else { throw ValidationError("--export is for HLS and DASH tasks, not --kind file") }
         }
         if subsFormat != nil, kind == .file {
-            throw ValidationError("--subs-format is for HLS tasks, not --kind file")
+            throw ValidationError("--subs-format is for HLS and DASH tasks, not --kind file")
+        }
+        if keepEncrypted, kind == .file || kind == .hls {
+            throw ValidationError("--keep-encrypted is for DASH tasks, not --kind \(kind.rawValue)")
         }
     }
 
@@ -119,9 +124,10 @@ struct QueueAddCommand: ParsableCommand {
         if let idleTimeout, !(idleTimeout > 0) {
             throw ValidationError("--idle-timeout must be positive, got \(idleTimeout)")
         }
-        guard kind == .auto, export == nil, !decrypt, subsFormat == nil else {
+        guard kind == .auto, export == nil, !decrypt, subsFormat == nil, !keepEncrypted else {
             throw ValidationError(
-                "--kind, --export, --decrypt and --subs-format are for http(s) downloads, not recordings")
+                "--kind, --export, --decrypt, --keep-encrypted and --subs-format are for http(s) downloads, "
+                    + "not recordings")
         }
     }
 
@@ -130,9 +136,7 @@ struct QueueAddCommand: ParsableCommand {
         var resolvedKind = isRecording ? .rtmp : DownloadKind(rawValue: kind.rawValue)
         if resolvedKind == nil {
             let client = try HTTPClient(configuration: HTTPClientConfiguration(environment: context.environment))
-            resolvedKind =
-                await SourceProbe.isPlaylistOrMPD(url, client: client, headers: requestHeaders, retry: .default)
-                ? .hls : .file
+            resolvedKind = await SourceProbe.kind(of: url, client: client, headers: requestHeaders, retry: .default)
             await client.shutdown()
         }
         var request = DownloadRequest(
@@ -142,6 +146,7 @@ struct QueueAddCommand: ParsableCommand {
             thumbnailURL: thumbnail, connections: selection.connections, headers: requestHeaders,
             exportPath: export.map { URL(fileURLWithPath: $0).standardizedFileURL.path })
         request.subtitleFormat = subsFormat
+        request.keepEncrypted = keepEncrypted
         // Kept only in the task's secrets file, like credential headers.
         request.userKeys = try keys.userKeys()
         if let duration, isRecording {

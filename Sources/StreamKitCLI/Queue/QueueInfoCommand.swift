@@ -37,8 +37,9 @@ struct QueueInfoCommand: ParsableCommand {
         ]
         if task.state == .running { fields.append(("speed", ByteCountText.format(task.bytesPerSecond) + "/s")) }
         if let finished = task.finishedAt { fields.append(("finished", ISO8601DateFormatter().string(from: finished))) }
-        if task.kind == .hls {
+        if task.kind.isPackage {
             fields.append(("decrypt", task.decrypt ? "yes" : "no"))
+            if task.keepEncrypted { fields.append(("DRM", "kept encrypted")) }
             if let selection = task.selection { fields.append(("selection", "\(selection)")) }
             if let format = task.subtitleFormat { fields.append(("subtitles", "merged into .\(format.rawValue)")) }
             if let export = task.exportPath { fields.append(("export", export)) }

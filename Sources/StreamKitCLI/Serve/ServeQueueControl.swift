@@ -1,5 +1,6 @@
 import Foundation
 import StreamKitCore
+import StreamKitDASH
 import StreamKitDownloads
 import StreamKitHLS
 import StreamKitHTTP
@@ -111,9 +112,10 @@ struct ServeQueueControl: Sendable {
         let kind: DownloadKind
         switch addition.kind ?? "auto" {
         case "hls": kind = .hls
+        case "dash": kind = .dash
         case "file": kind = .file
-        case "auto": kind = try await isHLS(addition.url) ? .hls : .file
-        case let other: throw QueueControlError(.badRequest, "kind is auto, hls or file, not \(other)")
+        case "auto": kind = try await sourceKind(addition.url)
+        case let other: throw QueueControlError(.badRequest, "kind is auto, hls, dash or file, not \(other)")
         }
         let title = addition.title?.trimmingCharacters(in: .whitespacesAndNewlines)
         return DownloadRequest(
@@ -122,24 +124,37 @@ struct ServeQueueControl: Sendable {
             title: title?.isEmpty == false ? title : nil)
     }
 
-    /// What the source at `url` offers: its variants and renditions when it is an HLS playlist.
+    /// What the source at `url` offers: its variants and renditions when it is an HLS playlist,
+    /// its video Representations and audio and text AdaptationSets (read as HLS) when it is an MPD.
     func inspect(_ url: String) async throws -> QueueSourceChoices {
         try Self.checkURL(url)
-        guard try await isHLS(url) else { return QueueSourceChoices(kind: "file") }
+        let kind = try await sourceKind(url)
+        guard kind.isPackage else { return QueueSourceChoices(kind: "file") }
         let loaded: LoadedPlaylist
         do {
             loaded = try await PlaylistLoader.load(url)
         } catch {
             throw QueueControlError(HTTPStatus(502), "\(error)")
         }
-        let parsed: ParsedPlaylist
-        do {
-            parsed = try Playlist.parse(
-                loaded.bytes, options: PlaylistParseOptions(strictness: .lenient, playlistURL: loaded.url))
-        } catch {
-            throw QueueControlError(HTTPStatus(502), "\(url) is not a playlist StreamKit can read")
+        let playlist: MultivariantPlaylist
+        if MPD.looksLikeMPD(Array(loaded.bytes.prefix(4096))) {
+            guard let mpd = try? MPD.parse(loaded.bytes) else {
+                throw QueueControlError(HTTPStatus(502), "\(url) is not an MPD StreamKit can read")
+            }
+            playlist = DASHPresentation(mpd: mpd, mpdURL: loaded.url.absoluteString).multivariant()
+        } else {
+            let parsed: ParsedPlaylist
+            do {
+                parsed = try Playlist.parse(
+                    loaded.bytes, options: PlaylistParseOptions(strictness: .lenient, playlistURL: loaded.url))
+            } catch {
+                throw QueueControlError(HTTPStatus(502), "\(url) is not a playlist StreamKit can read")
+            }
+            guard case .multivariant(let multivariant) = parsed.playlist else {
+                return QueueSourceChoices(kind: kind.rawValue)
+            }
+            playlist = multivariant
         }
-        guard case .multivariant(let playlist) = parsed.playlist else { return QueueSourceChoices(kind: "hls") }
         let variants = playlist.variants.sorted { $0.bandwidth > $1.bandwidth }.map { variant in
             QueueSourceChoices.Variant(
                 bandwidth: variant.bandwidth,
@@ -154,13 +169,13 @@ struct ServeQueueControl: Sendable {
         }
         let title = playlist.sessionData.first { $0.dataID == "com.apple.hls.title" }?.value
         return QueueSourceChoices(
-            kind: "hls", variants: variants, audio: renditions(.audio), subtitles: renditions(.subtitles),
+            kind: kind.rawValue, variants: variants, audio: renditions(.audio), subtitles: renditions(.subtitles),
             title: title)
     }
 
-    private func isHLS(_ url: String) async throws -> Bool {
+    private func sourceKind(_ url: String) async throws -> DownloadKind {
         let client = try HTTPClient(configuration: HTTPClientConfiguration(environment: environment))
-        let result = await SourceProbe.isPlaylistOrMPD(url, client: client, headers: HTTPHeaders(), retry: .default)
+        let result = await SourceProbe.kind(of: url, client: client, headers: HTTPHeaders(), retry: .default)
         await client.shutdown()
         return result
     }

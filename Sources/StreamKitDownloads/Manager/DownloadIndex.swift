@@ -85,7 +85,8 @@ final class DownloadIndex: @unchecked Sendable {
                     export_path TEXT,
                     recording TEXT,
                     recorded_seconds REAL,
-                    subtitle_format TEXT
+                    subtitle_format TEXT,
+                    keep_encrypted INTEGER NOT NULL DEFAULT 0
                 );
                 -- What serve's page reads at every request: the unfinished tasks in queue order (only
                 -- they are walked, not the succeeded thousands around them) and the count in each
@@ -101,11 +102,12 @@ final class DownloadIndex: @unchecked Sendable {
                     done INTEGER NOT NULL DEFAULT 0
                 );
                 """)
-            // Queues made before the export step, recordings or merged subtitles lack their columns.
+            // Queues made before the export step, recordings, merged subtitles or DASH lack their
+            // columns.
             let columns = try database.query("PRAGMA table_info(tasks)").compactMap { $0.text("name") }
             let added = [
                 ("export_path", "TEXT"), ("recording", "TEXT"), ("recorded_seconds", "REAL"),
-                ("subtitle_format", "TEXT"),
+                ("subtitle_format", "TEXT"), ("keep_encrypted", "INTEGER NOT NULL DEFAULT 0"),
             ]
             for (name, type) in added where !columns.contains(name) {
                 try database.execute("ALTER TABLE tasks ADD COLUMN \(name) \(type)")
@@ -211,8 +213,9 @@ final class DownloadIndex: @unchecked Sendable {
             try database.query(
                 """
                 INSERT INTO tasks(id, url, kind, selection, decrypt, file_type, title, thumbnail, state, created_at,
-                    location, connections, headers, export_path, recording, recorded_seconds, subtitle_format)
-                VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    location, connections, headers, export_path, recording, recorded_seconds, subtitle_format,
+                    keep_encrypted)
+                VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
                     .text(info.id), .text(info.url), .text(info.kind.rawValue),
@@ -224,6 +227,7 @@ final class DownloadIndex: @unchecked Sendable {
                     .text(headers), info.exportPath.map(SQLiteValue.text) ?? .null,
                     recording.map(SQLiteValue.text) ?? .null, info.recordedSeconds.map(SQLiteValue.real) ?? .null,
                     info.subtitleFormat.map { SQLiteValue.text($0.rawValue) } ?? .null,
+                    .integer(info.keepEncrypted ? 1 : 0),
                 ])
             return database.lastInsertRowID
         }
@@ -389,6 +393,7 @@ final class DownloadIndex: @unchecked Sendable {
             finishedAt: row.real("finished_at").map { Date(timeIntervalSince1970: $0) },
             location: row.text("location") ?? "", connections: Int(row.integer("connections") ?? 1), headers: headers,
             exportPath: row.text("export_path"), recording: recording, recordedSeconds: row.real("recorded_seconds"),
-            subtitleFormat: row.text("subtitle_format").flatMap(SubtitleFormat.init(rawValue:)))
+            subtitleFormat: row.text("subtitle_format").flatMap(SubtitleFormat.init(rawValue:)),
+            keepEncrypted: row.integer("keep_encrypted") == 1)
     }
 }

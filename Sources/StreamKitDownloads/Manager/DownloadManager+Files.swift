@@ -6,7 +6,7 @@ extension DownloadManager {
     func deleteFiles(of info: DownloadTaskInfo) {
         guard info.ownsFolder else {
             // A place the user chose (`streamkit download -o`): only what the task wrote there.
-            if info.kind == .hls {
+            if info.kind.isPackage {
                 let manifest = URL(fileURLWithPath: info.location).appendingPathComponent(PackageLayout.manifestName)
                 if FileManager.default.fileExists(atPath: manifest.path) {
                     try? FileManager.default.removeItem(atPath: info.location)

@@ -115,7 +115,8 @@ extension DownloadManager {
             // A package records no headers: those of a task with credentials are in its secrets file.
             let request = withSecrets(
                 DownloadRequest(
-                    url: manifest.source, kind: .hls, selection: manifest.selection, decrypt: manifest.decrypt),
+                    url: manifest.source, kind: manifest.sourceKind == PackageManifest.dashKind ? .dash : .hls,
+                    selection: manifest.selection, decrypt: manifest.decrypt),
                 id: id)
             guard request.taskID(salt: idSalt) == id else {
                 throw DownloadManagerError(

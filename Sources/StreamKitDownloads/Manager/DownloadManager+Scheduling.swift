@@ -116,7 +116,7 @@ extension DownloadManager {
                     info: info, client: client, options: configuration.fileOptions, manager: self,
                     headers: try requestHeaders(of: info))
                 try await runner.run(progress: progress)
-            case .hls:
+            case .hls, .dash:
                 let runner = HLSTaskRunner(
                     info: info, client: client, retry: configuration.hlsRetry,
                     policy: DownloadFailurePolicy(configuration.fileOptions), idSalt: idSalt,

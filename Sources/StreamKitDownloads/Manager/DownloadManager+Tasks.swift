@@ -38,13 +38,13 @@ extension DownloadManager {
         }
         if let export = request.exportPath {
             let lower = export.lowercased()
-            guard request.kind == .hls, lower.hasSuffix(".ts") || lower.hasSuffix(".mp4") else {
+            guard request.kind.isPackage, lower.hasSuffix(".ts") || lower.hasSuffix(".mp4") else {
                 throw DownloadManagerError(
-                    .invalidArgument, "an export is an HLS task's .ts or .mp4 file, not '\(export)'")
+                    .invalidArgument, "an export is an HLS or DASH task's .ts or .mp4 file, not '\(export)'")
             }
         }
-        guard request.subtitleFormat == nil || request.kind == .hls else {
-            throw DownloadManagerError(.invalidArgument, "merged subtitles are for HLS tasks")
+        guard request.subtitleFormat == nil || request.kind.isPackage else {
+            throw DownloadManagerError(.invalidArgument, "merged subtitles are for HLS and DASH tasks")
         }
         let id = request.taskID(salt: idSalt)
         let isRecording = request.kind == .rtmp
@@ -61,17 +61,18 @@ extension DownloadManager {
         }
         let headers = try storedHeaders(
             request.headers.map { "\($0.name): \($0.value)" },
-            keys: request.kind == .hls ? request.userKeys : HLSUserKeys(),
+            keys: request.kind.isPackage ? request.userKeys : HLSUserKeys(),
             id: id)
         var info = DownloadTaskInfo(
             id: id, queueID: 0, url: request.url, kind: request.kind,
-            selection: request.kind == .hls ? request.selection : nil, decrypt: request.decrypt,
+            selection: request.kind.isPackage ? request.selection : nil, decrypt: request.decrypt,
             fileType: request.fileType, title: request.title ?? name, thumbnailURL: request.thumbnailURL,
             state: .preparing, progress: 0, bytesDone: 0, bytesExpected: nil, bytesPerSecond: 0,
             postProcessingProgress: 0, lastError: nil, createdAt: Date(), finishedAt: nil, location: location,
-            connections: request.connections ?? (request.kind == .hls ? 8 : configuration.fileOptions.connections),
+            connections: request.connections ?? (request.kind.isPackage ? 8 : configuration.fileOptions.connections),
             headers: headers, exportPath: request.exportPath, recording: isRecording ? request.recording : nil,
-            recordedSeconds: isRecording ? 0 : nil, subtitleFormat: request.subtitleFormat)
+            recordedSeconds: isRecording ? 0 : nil, subtitleFormat: request.subtitleFormat,
+            keepEncrypted: request.kind.isPackage && request.keepEncrypted)
         do {
             info.queueID = try index.insert(info)
         } catch {

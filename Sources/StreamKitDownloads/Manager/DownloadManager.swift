@@ -269,7 +269,7 @@ public actor DownloadManager {
         completedTasks().compactMap { info in
             let file =
                 switch info.kind {
-                case .hls: URL(fileURLWithPath: info.location).appendingPathComponent("index.m3u8")
+                case .hls, .dash: URL(fileURLWithPath: info.location).appendingPathComponent("index.m3u8")
                 case .file: URL(fileURLWithPath: info.location)
                 case .rtmp: URL(fileURLWithPath: info.recordingFile)
                 }

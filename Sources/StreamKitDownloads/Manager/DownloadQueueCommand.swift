@@ -90,7 +90,7 @@ public struct DownloadQueueAnswer: Hashable, Sendable, Codable {
 extension DownloadRequest: Codable {
     private enum CodingKeys: String, CodingKey {
         case url, kind, selection, decrypt, fileType, title, thumbnailURL, connections, headers, location, exportPath
-        case recording, subtitleFormat
+        case recording, subtitleFormat, keepEncrypted
     }
 
     public init(from decoder: any Decoder) throws {
@@ -115,6 +115,7 @@ extension DownloadRequest: Codable {
             exportPath: try container.decodeIfPresent(String.self, forKey: .exportPath))
         recording = try container.decodeIfPresent(LiveRecordingSettings.self, forKey: .recording)
         subtitleFormat = try container.decodeIfPresent(SubtitleFormat.self, forKey: .subtitleFormat)
+        keepEncrypted = try container.decodeIfPresent(Bool.self, forKey: .keepEncrypted) ?? false
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -132,6 +133,7 @@ extension DownloadRequest: Codable {
         try container.encodeIfPresent(exportPath, forKey: .exportPath)
         try container.encodeIfPresent(recording, forKey: .recording)
         try container.encodeIfPresent(subtitleFormat, forKey: .subtitleFormat)
+        if keepEncrypted { try container.encode(true, forKey: .keepEncrypted) }
     }
 }
 

@@ -30,6 +30,7 @@ extension DownloadTaskInfo {
         for header in headers { writer.string(header) }
         writer.endArray()
         writer.field("id", id)
+        writer.field("keepEncrypted", keepEncrypted)
         writer.field("kind", kind.rawValue)
         if let lastError { writer.field("lastError", lastError) }
         writer.field("location", location)

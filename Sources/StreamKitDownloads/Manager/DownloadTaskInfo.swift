@@ -2,16 +2,23 @@ import Foundation
 import StreamKitHTTP
 import StreamKitHTTPClient
 
-/// What a task downloads: an HLS stream into a package, a progressive file (mp4, mp3, anything
-/// that is not HLS) over several range connections, or a live RTMP stream recorded for a while.
+/// What a task downloads: an HLS stream or a DASH presentation into a package, a progressive
+/// file (mp4, mp3, anything that is not HLS or DASH) over several range connections, or a live
+/// RTMP stream recorded for a while.
 public enum DownloadKind: String, Hashable, Sendable, Codable, CaseIterable {
     /// An HLS stream, kept as a local HLS package.
     case hls
+    /// A DASH presentation (an MPD), kept as a local package like HLS, with its `manifest.mpd`.
+    /// The engine tells the two apart by content: this kind is what the task is called.
+    case dash
     /// One file over HTTP(S).
     case file
     /// A live stream (`rtmp://`, `rtmps://`) recorded to FLV, and an HLS package if asked, for
     /// ``LiveRecordingSettings/duration`` seconds, by the manager's ``LiveRecorder``.
     case rtmp
+
+    /// Whether the task downloads a streaming presentation into a package (HLS or DASH).
+    public var isPackage: Bool { self == .hls || self == .dash }
 }
 
 /// Whether the item is video or audio, for lists and players.
@@ -59,6 +66,9 @@ public struct DownloadRequest: Hashable, Sendable {
     /// For HLS: once the package is complete, merge each WebVTT subtitle rendition into one file
     /// of this format beside its folder (``PackageSubtitles``), as `download --subs-format` does.
     public var subtitleFormat: SubtitleFormat?
+    /// For DASH: download Representations under DRM (ContentProtection) as they are, rather than
+    /// fail the task, as `download --keep-encrypted` does.
+    public var keepEncrypted = false
 
     /// Creates a request.
     public init(
@@ -94,7 +104,7 @@ public struct DownloadRequest: Hashable, Sendable {
             return HLSDownloadJob.packageID(
                 source: "rtmp\n" + url + "\n" + String(now.timeIntervalSince1970), selection: HLSSelection(),
                 decrypt: false, salt: salt)
-        case .hls:
+        case .hls, .dash:
             return HLSDownloadJob.packageID(source: url + place, selection: selection, decrypt: decrypt, salt: salt)
         case .file:
             return HLSDownloadJob.packageID(
@@ -158,6 +168,9 @@ public struct DownloadTaskInfo: Hashable, Sendable, Codable {
     /// For HLS, the format subtitle renditions are merged into once complete
     /// (``DownloadRequest/subtitleFormat``).
     public var subtitleFormat: SubtitleFormat? = nil
+    /// For DASH, whether DRM-protected Representations are kept encrypted
+    /// (``DownloadRequest/keepEncrypted``).
+    public var keepEncrypted = false
 
     /// For HLS tasks, the job that downloads the package.
     func hlsJob(
@@ -171,6 +184,7 @@ public struct DownloadTaskInfo: Hashable, Sendable, Codable {
             packageDirectory: URL(fileURLWithPath: location, isDirectory: true))
         job.idSalt = idSalt
         job.options.userKeys = userKeys
+        job.options.keepEncrypted = keepEncrypted
         // A task not given a title is named after its URL's file: the package records only a
         // title the user chose, and the library names the rest from the source.
         if title != DownloadManager.fileName(fromURL: url) { job.title = title }
