@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Makes the sample stream `streamkit demo` serves from its embedded origin:
 # a master playlist with two video variants (the higher one AES-128 encrypted) and an alternate
-# English audio track, ten seconds, well under 2 MB. Run from the repository root:
+# English audio track, ten seconds, well under 2 MB; and the same clear video and audio as DASH
+# (`dash/manifest.mpd`, fragmented MP4, SegmentTemplate with a SegmentTimeline). Run from the
+# repository root:
 #
 #     scripts/make-demo-sample.sh [OUTPUT_DIR]     # default Sources/StreamKitCLI/DemoSample
 #
 # Needs ffmpeg (libx264, aac) and openssl. The output is committed; rerun only to change it.
 set -euo pipefail
+dash_only=false
+if [ "${1:-}" = "--dash-only" ]; then dash_only=true; shift; fi
 out=${1:-Sources/StreamKitCLI/DemoSample}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -14,6 +18,22 @@ trap 'rm -rf "$work"' EXIT
 common=(-nostdin -hide_banner -loglevel error -y)
 video=(-c:v libx264 -preset veryfast -profile:v main -pix_fmt yuv420p -g 50 -keyint_min 50 -sc_threshold 0)
 hls=(-f hls -hls_time 2 -hls_playlist_type vod)
+
+# DASH: the clear variant and the audio, stream-copied (the same frames) into fragmented MP4.
+# `scripts/make-demo-sample.sh --dash-only` remakes only this part from the committed HLS.
+make_dash() {
+    rm -rf "$out/dash"
+    mkdir -p "$out/dash"
+    (cd "$out" && ffmpeg "${common[@]}" -i low/index.m3u8 -i audio/index.m3u8 -map 0:v -map 1:a -c copy -tag:v avc1 -tag:a mp4a \
+        -metadata:s:a:0 language=eng -f dash -seg_duration 2 -use_template 1 -use_timeline 1 \
+        -adaptation_sets "id=0,streams=v id=1,streams=a" -init_seg_name 'init-$RepresentationID$.m4s' \
+        -media_seg_name 'chunk-$RepresentationID$-$Number%05d$.m4s' dash/manifest.mpd)
+}
+if $dash_only; then
+    make_dash
+    du -sh "$out/dash"
+    exit 0
+fi
 
 # Video variants: the same test card at two sizes, no audio (the audio is its own rendition).
 ffmpeg "${common[@]}" -f lavfi -i "testsrc2=size=320x180:rate=25" -t 10 "${video[@]}" -b:v 150k -maxrate 150k \
@@ -71,4 +91,5 @@ low/index.m3u8
 #EXT-X-STREAM-INF:$(rates high),RESOLUTION=640x360,FRAME-RATE=25,CODECS="$(codec "$work/high_00.ts"),mp4a.40.2",AUDIO="audio"
 high/index.m3u8
 M3U8
+make_dash
 du -sh "$out"

@@ -8,8 +8,9 @@ import Testing
 /// `streamkit demo`: the real binary, its sample from the resource bundle beside it.
 @Suite(.requires(.ffprobe)) struct DemoCommandTests {
     private static let steps = [
-        "[1/7] Origin", "[2/7] Add it to a fresh download queue", "[3/7] Serve", "[4/7] Fetch the offline copy back",
-        "[5/7] Play the stream through the caching proxy", "[6/7] Stop the origin", "[7/7] Decode",
+        "[1/8] Origin", "[2/8] Add it to a fresh download queue", "[3/8] Serve", "[4/8] Fetch the offline copy back",
+        "[5/8] Play the stream through the caching proxy", "[6/8] The same stream as DASH", "[7/8] Stop the origin",
+        "[8/8] Decode",
     ]
 
     @Test func theDemoVerifiesEveryStepAndCleansUpInUnder30Seconds() async throws {
@@ -23,7 +24,7 @@ import Testing
         #expect(started.duration(to: .now) < .seconds(30))
         let output = demo.standardOutput
         for step in Self.steps { #expect(output.contains(step), "\(output)") }
-        #expect(output.components(separatedBy: "      ✓ ").count - 1 == 8, "\(output)")
+        #expect(output.components(separatedBy: "      ✓ ").count - 1 == 11, "\(output)")
         #expect(output.contains("11 segments, 1 key") && output.contains("byte-identical to the origin"), "\(output)")
         // Through the proxy: both variants and the audio, with the origin and again from the cache alone.
         #expect(
@@ -32,13 +33,25 @@ import Testing
         #expect(
             output.contains("4 playlists, 16 segments, 1 key (885 KB) played again through the proxy from the cache"))
         #expect(output.contains("ffprobe decoded 250 video frames and 432 audio frames"), "\(output)")
+        // The DASH copy: the video's 5 segments and the audio's 6, each Representation's init
+        // section, from its manifest.mpd, with the origin and again without it. ffmpeg's DASH
+        // demuxer decodes 430 of the 432 AAC frames the audio's files hold, from the origin's MPD
+        // as from the copy's.
+        #expect(
+            output.contains("1 MPD, 11 segments, 2 init sections (285 KB) named by manifest.mpd: byte-identical"),
+            "\(output)")
+        #expect(output.contains("1 MPD, 11 segments, 2 init sections (285 KB) of the DASH copy served again from disk"))
+        #expect(
+            output.contains("ffprobe decoded 250 video frames and 430 audio frames from the DASH copy's manifest.mpd"),
+            "\(output)")
         #expect(output.contains("Try next:"))
         // The queue's task went through its states, its progress on standard error ending at 100%.
-        #expect(output.contains("[2/7] Add it to a fresh download queue") && output.contains(" success: "), "\(output)")
+        #expect(output.contains("[2/8] Add it to a fresh download queue") && output.contains(" success: "), "\(output)")
         for change in ["preparing → ready", "ready → running", "running → success"] {
             #expect(demo.standardError.contains(change), "\(demo.standardError)")
         }
         #expect(demo.standardError.contains("100.0%  653 KB"), "\(demo.standardError)")
+        #expect(demo.standardError.contains("100.0%  285 KB"), "\(demo.standardError)")
         // The temporary library is gone.
         #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty)
     }
@@ -50,8 +63,15 @@ import Testing
         #expect(try await demo.wait(timeout: .seconds(60)) == 0, "\(demo.standardError)")
         let library = home.appendingPathComponent("library")
         let items = try FileManager.default.contentsOfDirectory(atPath: library.path)
-        #expect(items.count == 1)
-        #expect(FileManager.default.fileExists(atPath: library.appendingPathComponent("\(items[0])/index.m3u8").path))
+        // The HLS package and the DASH one, which has its manifest.mpd beside its index.m3u8.
+        #expect(items.count == 2)
+        for item in items {
+            #expect(FileManager.default.fileExists(atPath: library.appendingPathComponent("\(item)/index.m3u8").path))
+        }
+        #expect(
+            items.filter {
+                FileManager.default.fileExists(atPath: library.appendingPathComponent("\($0)/manifest.mpd").path)
+            }.count == 1)
         #expect(demo.standardOutput.contains("streamkit serve --home \(home.path)"), "\(demo.standardOutput)")
     }
 
@@ -96,11 +116,12 @@ import Testing
                 in a temporary folder and runs it with live progress, serves the offline copy,
                 fetches its playlists, keys and every segment back through the local server and
                 checks them byte for byte against the origin, plays the stream through the
-                caching proxy (/proxy/hls) and checks that too, stops the origin and fetches
-                both again (the copy from disk, the stream from the cache), and decodes the copy
-                with ffprobe when it is installed. Each step prints what it verified; any
-                failure exits 1. With --serve it keeps serving the copy and the cached stream
-                until Ctrl-C.
+                caching proxy (/proxy/hls) and checks that too, downloads the same video and
+                audio as DASH (an MPD) through the queue and checks every file its package's
+                manifest.mpd names, stops the origin and fetches them all again (the copies from
+                disk, the stream from the cache), and decodes both copies with ffprobe when it
+                is installed. Each step prints what it verified; any failure exits 1. With
+                --serve it keeps serving the copy and the cached stream until Ctrl-C.
 
                 USAGE: streamkit demo [--serve] [--home <dir>] [--keep]
 

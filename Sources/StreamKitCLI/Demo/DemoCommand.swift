@@ -15,9 +15,11 @@ struct DemoCommand: ParsableCommand {
             rendition, ten seconds), adds it to a fresh download queue in a temporary folder and runs \
             it with live progress, serves the offline copy, fetches its playlists, keys and every segment \
             back through the local server and checks them byte for byte against the origin, plays \
-            the stream through the caching proxy (/proxy/hls) and checks that too, stops the origin \
-            and fetches both again (the copy from disk, the stream from the cache), and decodes the \
-            copy with ffprobe when it is installed. Each step prints what it verified; any failure \
+            the stream through the caching proxy (/proxy/hls) and checks that too, downloads the same \
+            video and audio as DASH (an MPD) through the queue and checks every file its package's \
+            manifest.mpd names, stops the origin and fetches them all again (the copies from disk, \
+            the stream from the cache), and decodes both copies with ffprobe when it is installed. \
+            Each step prints what it verified; any failure \
             exits 1. With --serve it keeps serving the copy and the cached stream until Ctrl-C.
             """,
         examples: [

@@ -55,7 +55,7 @@ final class DemoRun: Sendable {
         // 2. A fresh queue in the demo's home runs the download, with live progress.
         step(2, "Add it to a fresh download queue and run it (best variant and its audio)")
         let library = home.appendingPathComponent("library")
-        let task = try await runQueue(masterURL)
+        let task = try await runQueue(masterURL, kind: .hls, title: "StreamKit demo sample")
         let id = task.id
         let packageDirectory = URL(fileURLWithPath: task.location, isDirectory: true)
         detail(
@@ -82,20 +82,35 @@ final class DemoRun: Sendable {
         let proxied = try await playThroughProxy(String(proxyURL), server: server.baseURL, fetchOrigin: true)
         detail("\(proxied.summary) through /proxy/hls, identical to the origin, and kept in the cache")
 
-        // 6. The origin goes away; neither the copy nor the cache needs it.
+        // 6. The same video and audio as DASH: an MPD through the same queue and engine.
+        let dashURL = origin.baseURL + "sample/dash/manifest.mpd"
+        step(6, "The same stream as DASH: queue its MPD, serve the package's manifest.mpd")
+        let dashTask = try await runQueue(dashURL, kind: .dash, title: "StreamKit demo sample (DASH)")
+        let dashManifest = try loadManifest(URL(fileURLWithPath: dashTask.location, isDirectory: true))
+        let dashChecked = try await verifyDASH(
+            dashManifest, id: dashTask.id, server: server.baseURL, fetchOrigin: true)
+        detail("\(dashChecked.summary) named by manifest.mpd: byte-identical to the origin")
+
+        // 7. The origin goes away; neither the copies nor the cache need it.
         await origin.shutdown(gracePeriod: .seconds(1))
         servers.withLock { $0.removeAll { $0 === origin } }
-        step(6, "Stop the origin and play the copy and the cached stream again")
+        step(7, "Stop the origin and play the copies and the cached stream again")
         let offline = try await verify(manifest, id: id, server: server.baseURL, fetchOrigin: false)
         detail("origin stopped; \(offline.summary) served again from disk, identical")
         let cached = try await playThroughProxy(String(proxyURL), server: server.baseURL, fetchOrigin: false)
         detail("\(cached.summary) played again through the proxy from the cache, identical")
+        let dashOffline = try await verifyDASH(
+            dashManifest, id: dashTask.id, server: server.baseURL, fetchOrigin: false)
+        detail("\(dashOffline.summary) of the DASH copy served again from disk, identical")
 
-        // 7. A player's view, when there is one.
-        step(7, "Decode the offline copy")
+        // 8. A player's view, when there is one.
+        step(8, "Decode the offline copies")
         if let ffprobe = ExternalTool.find("ffprobe", environment: context.environment) {
             let frames = try await DemoProbe.decodedFrames(ffprobe: ffprobe, url: offlineURL)
             detail("ffprobe decoded \(frames) through the local server")
+            let dashFrames = try await DemoProbe.decodedFrames(
+                ffprobe: ffprobe, url: server.baseURL + "library/\(dashTask.id)/manifest.mpd")
+            detail("ffprobe decoded \(dashFrames) from the DASH copy's manifest.mpd")
         } else {
             detail("skipped: ffprobe is not installed (apt-get install ffmpeg)")
         }
@@ -108,6 +123,7 @@ final class DemoRun: Sendable {
             """
             Try next:
               streamkit download https://example.com/show/master.m3u8      keep a stream for offline play
+              streamkit download https://example.com/show/manifest.mpd     the same for DASH
               streamkit queue add URL && streamkit queue run --exit-when-done   the same through the queue
               streamkit serve                                               serve the library on 127.0.0.1:12345
               streamkit play https://example.com/talk.mp4                   play through the cache, again offline
@@ -153,7 +169,7 @@ final class DemoRun: Sendable {
 
     /// Adds `url` to a new queue in the demo's home and runs it to the end, drawing the task's
     /// progress; returns the finished task.
-    private func runQueue(_ url: String) async throws -> DownloadTaskInfo {
+    private func runQueue(_ url: String, kind: DownloadKind, title: String) async throws -> DownloadTaskInfo {
         let manager: DownloadManager
         do {
             manager = try await DownloadManager(
@@ -167,7 +183,7 @@ final class DemoRun: Sendable {
         let added: DownloadTaskInfo
         do {
             added = try await manager.add(
-                DownloadRequest(url: url, kind: .hls, title: "StreamKit demo sample"), autoStart: true)
+                DownloadRequest(url: url, kind: kind, title: title), autoStart: true)
         } catch {
             await manager.close()
             throw DemoFailure("the queue refused the task: \(error)")
@@ -263,7 +279,7 @@ final class DemoRun: Sendable {
         return checked
     }
 
-    private func loadManifest(_ directory: URL) throws -> PackageManifest {
+    func loadManifest(_ directory: URL) throws -> PackageManifest {
         do {
             guard let manifest = try PackageManifest.load(from: directory) else {
                 throw DemoFailure("the package has no \(directory.appendingPathComponent("package.json").path)")
@@ -276,6 +292,7 @@ final class DemoRun: Sendable {
 
     /// What one verification pass fetched.
     struct Checked {
+        var mpds = 0
         var playlists = 0
         var segments = 0
         var keys = 0
@@ -292,7 +309,9 @@ final class DemoRun: Sendable {
         }
 
         var summary: String {
-            var parts = ["\(playlists) playlists", "\(segments) segments"]
+            var parts = mpds > 0 ? ["\(mpds) MPD\(mpds == 1 ? "" : "s")"] : []
+            if playlists > 0 { parts.append("\(playlists) playlists") }
+            parts.append("\(segments) segments")
             if keys > 0 { parts.append("\(keys) key\(keys == 1 ? "" : "s")") }
             if maps > 0 { parts.append("\(maps) init sections") }
             return parts.joined(separator: ", ") + " (\(ByteCountText.format(Double(bytes))))"
@@ -352,7 +371,7 @@ final class DemoRun: Sendable {
     /// (fetched now, or remembered from the first pass).
     ///
     /// - Returns: The byte count.
-    private func fetchSame(_ url: String, what: String, as originURL: String, fetchOrigin: Bool) async throws -> Int {
+    func fetchSame(_ url: String, what: String, as originURL: String, fetchOrigin: Bool) async throws -> Int {
         let bytes = try await fetch(url, what: what)
         let expected = try await originFile(originURL, fetch: fetchOrigin)
         guard bytes == expected else {
@@ -374,7 +393,7 @@ final class DemoRun: Sendable {
         return bytes
     }
 
-    private func fetch(_ url: String, what: String) async throws -> [UInt8] {
+    func fetch(_ url: String, what: String) async throws -> [UInt8] {
         let head: HTTPClientResponseHead
         let body: [UInt8]
         do {
@@ -397,7 +416,7 @@ final class DemoRun: Sendable {
     // MARK: Output
 
     private func step(_ number: Int, _ title: String) {
-        context.write("[\(number)/7] \(title)\n")
+        context.write("[\(number)/8] \(title)\n")
     }
 
     private func detail(_ text: String) {
