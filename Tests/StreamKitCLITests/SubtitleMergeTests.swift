@@ -168,7 +168,9 @@ import Testing
 
         let (file, _, fileError) = await run(
             ["queue", "add", url, "--kind", "file", "--subs-format", "vtt", "--home", home])
-        #expect(file == .usage && fileError.contains("--subs-format is for HLS and DASH tasks, not --kind file"), "\(fileError)")
+        #expect(
+            file == .usage && fileError.contains("--subs-format is for HLS and DASH tasks, not --kind file"),
+            "\(fileError)")
         let (recording, _, recordingError) = await run(
             ["queue", "add", "rtmp://127.0.0.1/live/show", "--duration", "1m", "--subs-format", "srt", "--home", home])
         #expect(recording == .usage && recordingError.contains("--subs-format are for http(s) downloads"))
