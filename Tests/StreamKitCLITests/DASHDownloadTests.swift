@@ -350,8 +350,10 @@ import Glibc
 
     /// A dynamic MPD that ffmpeg writes live (`-f dash -window_size`, 1 s segments, the window
     /// sliding under the recording) is recorded for 20 s and left as a static MPD that plays
-    /// every recorded frame in ffmpeg and GStreamer's dashdemux.
-    @Test func aLiveMPDIsRecordedForADurationAndPlaysBack() async throws {
+    /// every recorded frame in ffmpeg and GStreamer's dashdemux: with a SegmentTimeline, and
+    /// (10 s) with a `@duration` template, whose window the wall clock places.
+    @Test(arguments: [(timeline: true, seconds: 20), (timeline: false, seconds: 10)])
+    func aLiveMPDIsRecordedForADurationAndPlaysBack(_ form: (timeline: Bool, seconds: Int)) async throws {
         let root = try TestRun.makeTemporaryDirectory("dash-live-origin")
         let nginx = try await Nginx.static(root: root)
         let encoder = try ChildProcess(
@@ -361,7 +363,8 @@ import Glibc
                 "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "60", "-map", "0:v", "-map", "1:a",
                 "-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-keyint_min", "25",
                 "-sc_threshold", "0", "-b:v", "300k", "-c:a", "aac", "-b:a", "64k", "-f", "dash", "-window_size", "5",
-                "-extra_window_size", "2", "-seg_duration", "1", "-use_template", "1", "-use_timeline", "1",
+                "-extra_window_size", "2", "-seg_duration", "1", "-use_template", "1", "-use_timeline",
+                form.timeline ? "1" : "0",
                 "-remove_at_exit", "0", root.appendingPathComponent("manifest.mpd").path,
             ],
             logName: "ffmpeg-dash-live")
@@ -377,7 +380,7 @@ import Glibc
         let package = library.appendingPathComponent("live")
         let (code, output, error) = await run([
             "download", nginx.url("manifest.mpd").absoluteString, "-o", package.path, "--home", home.path,
-            "--live-duration", "20",
+            "--live-duration", "\(form.seconds)",
         ])
         await encoder.stop()
         await nginx.stop()
@@ -385,11 +388,16 @@ import Glibc
         let mpdText = try String(contentsOf: package.appendingPathComponent("manifest.mpd"), encoding: .utf8)
         let mpd = try MPD.parse(Array(mpdText.utf8))
         #expect(mpd.type == .static, "\(mpdText)")
-        #expect((mpd.mediaPresentationDuration ?? 0) >= 20 && (mpd.mediaPresentationDuration ?? 0) < 22, "\(mpdText)")
+        let recorded = mpd.mediaPresentationDuration ?? 0
+        #expect(recorded >= Double(form.seconds) && recorded < Double(form.seconds + 2), "\(mpdText)")
         let segments = try FileManager.default.contentsOfDirectory(
             atPath: package.appendingPathComponent("video").path
         ).filter { $0.hasSuffix(".m4s") && !$0.hasPrefix("init") }
-        #expect(segments.count >= 20 && segments.count < 22, "\(segments)")
+        #expect(segments.count >= form.seconds && segments.count < form.seconds + 2, "\(segments)")
+        // One after the other, none twice, none missing.
+        let numbers = segments.compactMap { $0.split(separator: ".").first.flatMap { Int($0) } }.sorted()
+        #expect(numbers.count == segments.count && Set(numbers).count == numbers.count, "\(segments)")
+        #expect(numbers.last.map { $0 - numbers[0] + 1 } == numbers.count, "\(segments)")
 
         let (server, url) = try await serve(library, "live", "manifest.mpd")
         let ffmpeg = try await HLSPlayers.ffmpeg(url)

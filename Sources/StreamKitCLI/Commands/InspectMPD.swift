@@ -13,8 +13,10 @@ enum InspectMPD {
 
         init(_ mpd: MPD, period: Int, set: AdaptationSet, representation: Representation, url: String) {
             do {
+                // A live `@duration` template: the segments available now.
                 resolved = try mpd.resolve(
-                    periodIndex: period, adaptationSet: set, representation: representation, mpdURL: url)
+                    periodIndex: period, adaptationSet: set, representation: representation, mpdURL: url,
+                    now: Date().timeIntervalSince1970)
             } catch {
                 self.error = error.reason
             }

@@ -223,9 +223,10 @@ public struct DASHPresentation: Sendable {
 
     /// `key`'s Representation as a media playlist over every Period that has it, a discontinuity
     /// at each Period's start. `indexes` gives the parsed `sidx` of each request of
-    /// ``indexRequests(for:maximumSegments:)``, by ``DASHSegment/identity``.
+    /// ``indexRequests(for:maximumSegments:)``, by ``DASHSegment/identity``. A dynamic MPD's
+    /// `@duration` templates give the segments available at `now` (seconds since 1970).
     public func mediaPlaylist(
-        for key: Key, indexes: [String: SegmentIndex] = [:], maximumSegments: Int = 2_000_000
+        for key: Key, indexes: [String: SegmentIndex] = [:], maximumSegments: Int = 2_000_000, now: Double? = nil
     ) throws(SegmentResolutionError) -> MediaPlaylist {
         var segments: [MediaSegment] = []
         var firstNumber: UInt64?
@@ -235,7 +236,7 @@ public struct DASHPresentation: Sendable {
             var resolved = try mpd.resolve(
                 periodIndex: period, adaptationSet: adaptationSet,
                 representation: adaptationSet.representations[position], mpdURL: mpdURL,
-                maximumSegments: maximumSegments - segments.count)
+                maximumSegments: maximumSegments - segments.count, now: now)
             if let index = resolved.index {
                 guard let sidx = indexes[index.identity] else {
                     throw SegmentResolutionError("the index \(index.identity) was not fetched")

@@ -56,11 +56,12 @@ extension MPD {
     /// The resources of `representation` of `adaptationSet` in Period `periodIndex`, with every
     /// URL resolved against `mpdURL` through the BaseURLs of each level (the first of each), and
     /// the segment description inherited from the levels above (§5.3.9). A static MPD's
-    /// timeline; a dynamic MPD's SegmentTimeline as it stands. At most `maximumSegments`
+    /// timeline; a dynamic MPD's SegmentTimeline as it stands, and its `@duration` segments
+    /// available at `now` (seconds since 1970; see ``LiveClock``). At most `maximumSegments`
     /// segments (a timeline of a billion segments is refused, not expanded).
     public func resolve(
         periodIndex: Int, adaptationSet: AdaptationSet, representation: Representation, mpdURL: String,
-        maximumSegments: Int = 2_000_000
+        maximumSegments: Int = 2_000_000, now: Double? = nil
     ) throws(SegmentResolutionError) -> ResolvedRepresentation {
         let period = periods[periodIndex]
         var base = mpdURL
@@ -68,10 +69,16 @@ extension MPD {
             if let first = urls.first, !first.isEmpty { base = resolveURI(first, against: base) }
         }
         let levels = [period.segments, adaptationSet.segments, representation.segments]
-        let periodDuration = periodTimes(periodIndex).duration
+        let (periodStart, periodDuration) = periodTimes(periodIndex)
+        var clock: LiveClock?
+        if type == .dynamic, let now,
+            let start = availabilityStartTime.flatMap(HLSDateTime.init)?.timeIntervalSince1970
+        {
+            clock = LiveClock(elapsed: now - start - periodStart, timeShiftBufferDepth: timeShiftBufferDepth)
+        }
         let context = TemplateContext(
             representationID: representation.id, bandwidth: representation.bandwidth, base: base,
-            periodDuration: periodDuration, maximumSegments: maximumSegments)
+            periodDuration: periodDuration, maximumSegments: maximumSegments, clock: clock)
         if levels.contains(where: { $0.template != nil }) {
             return try context.template(SegmentInheritance.template(levels))
         }
@@ -163,12 +170,26 @@ enum SegmentInheritance {
     }
 }
 
+/// Where a dynamic MPD's Period stands on the wall clock, for SegmentTemplates numbered by
+/// `@duration` (ISO/IEC 23009-1 §5.3.9.5.3, A.3.4): segment k of the Period (from 0) is whole on
+/// the server once the Period has run (k + 1) durations since `availabilityStartTime` + its
+/// start, and stays for `timeShiftBufferDepth` after.
+struct LiveClock {
+    /// Seconds since the Period's start on the wall clock.
+    var elapsed: Double
+    var timeShiftBufferDepth: Double?
+    /// The window without a `timeShiftBufferDepth`: the last 30 s, as a player joining the live
+    /// edge would start (the MPD then promises every segment since the start, which few keep).
+    static let defaultDepth = 30.0
+}
+
 struct TemplateContext {
     let representationID: String
     let bandwidth: Int
     let base: String
     let periodDuration: Double?
     let maximumSegments: Int
+    var clock: LiveClock? = nil
 
     func template(_ template: SegmentTemplate) throws(SegmentResolutionError) -> ResolvedRepresentation {
         let timescale = template.timing.timescale ?? 1
@@ -187,8 +208,14 @@ struct TemplateContext {
         let startNumber = template.timing.startNumber ?? 1
         let offset = template.timing.presentationTimeOffset ?? 0
         let scale = Double(timescale)
-        let slots = try slots(template.timing, timescale: timescale)
-        guard startNumber <= UInt64.max - UInt64(slots.count) else {
+        var first: UInt64 = 0
+        let slots: [(time: UInt64, duration: UInt64)]
+        if template.timing.timeline == nil, let clock {
+            (first, slots) = try liveSlots(template.timing, timescale: timescale, clock: clock)
+        } else {
+            slots = try self.slots(template.timing, timescale: timescale)
+        }
+        guard startNumber <= UInt64.max - first - UInt64(slots.count) else {
             throw SegmentResolutionError("startNumber \(startNumber) leaves no room for \(slots.count) segments")
         }
         // Compiled once: a long timeline expands the same template a million times.
@@ -196,7 +223,7 @@ struct TemplateContext {
         let resolver = TemplateURLResolver(compiled, base: base)
         resolved.segments.reserveCapacity(slots.count)
         for (index, slot) in slots.enumerated() {
-            let number = startNumber + UInt64(index)
+            let number = startNumber + first + UInt64(index)
             resolved.segments.append(
                 DASHSegment(
                     url: try resolver.url(number: number, time: slot.time),

@@ -79,12 +79,23 @@ extension HLSDownloadEngine {
             throw refused(error)
         }
         for request in requests { indexes[request.identity] = try await fetchIndex(request) }
-        let playlist: MediaPlaylist
+        var playlist: MediaPlaylist
         do {
+            // The wall clock places a live `@duration` template's window (the server's clock is
+            // taken to agree: UTCTiming is not read).
             playlist = try presentation.mediaPlaylist(
-                for: key, indexes: indexes, maximumSegments: options.maximumSegments)
+                for: key, indexes: indexes, maximumSegments: options.maximumSegments,
+                now: Date().timeIntervalSince1970)
         } catch {
             throw refused(error)
+        }
+        if presentation.mpd.type == .dynamic {
+            // Numbered by time from one load to the next, the first included.
+            playlist = state.withLock { state in
+                let (numbered, mark) = DASHLiveNumbering.continuing(playlist, after: state.dashMarks[key])
+                state.dashMarks[key] = mark
+                return numbered
+            }
         }
         try checkLimits(playlist, url: url)
         return playlist

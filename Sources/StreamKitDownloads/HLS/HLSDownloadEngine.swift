@@ -47,6 +47,9 @@ struct EngineState: Sendable {
     var filter = SegmentFilter()
     /// For an MPD source: the MPD as last fetched, read as HLS.
     var dash: DASHPresentation?
+    /// For a live MPD: each Representation's last segment at the last reload, by key, so that
+    /// the next reload numbers its segments the same (``DASHLiveNumbering``).
+    var dashMarks: [DASHPresentation.Key: DASHLiveNumbering.Mark] = [:]
 }
 
 /// Runs one ``HLSDownloadJob``: discovers or restores the plan, fetches keys, then runs the
