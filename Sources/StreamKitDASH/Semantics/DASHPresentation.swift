@@ -272,7 +272,7 @@ public struct DASHPresentation: Sendable {
             }
         }
         guard segments.count <= maximumSegments else {
-            throw SegmentResolutionError("more than \(maximumSegments) segments")
+            throw SegmentResolutionError("more than \(maximumSegments) segments", kind: .tooManySegments)
         }
         let target = segments.map(\.duration).max().map { Int($0.rounded(.up)) } ?? 1
         let live = mpd.type == .dynamic

@@ -52,7 +52,8 @@ public struct SegmentIndex: Hashable, Sendable {
             reader.position += 2  // reserved
             let count = Int(try reader.uint16())
             guard count <= maximumReferences else {
-                throw SegmentResolutionError("the sidx box lists \(count) subsegments, more than \(maximumReferences)")
+                throw SegmentResolutionError(
+                    "the sidx box lists \(count) subsegments, more than \(maximumReferences)", kind: .tooManySegments)
             }
             guard reader.position + count * 12 <= boxEnd else {
                 throw SegmentResolutionError("the sidx box lists \(count) subsegments but is too short for them")

@@ -47,8 +47,21 @@ public struct ResolvedRepresentation: Hashable, Sendable {
 
 /// What resolving a Representation's segments refused.
 public struct SegmentResolutionError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Why, by kind.
+    public enum Kind: Hashable, Sendable {
+        /// The MPD describes more segments than the caller's limit (`maximumSegments`): a valid
+        /// MPD, perhaps, that a higher limit would take.
+        case tooManySegments
+        /// The description is broken: numbers out of range, a template without media, …
+        case invalid
+    }
+
+    public var kind: Kind
     public var reason: String
-    public init(_ reason: String) { self.reason = reason }
+    public init(_ reason: String, kind: Kind = .invalid) {
+        self.kind = kind
+        self.reason = reason
+    }
     public var description: String { reason }
 }
 
@@ -244,7 +257,8 @@ struct TemplateContext {
             )
         }
         guard list.segments.count <= maximumSegments else {
-            throw SegmentResolutionError("a SegmentList of more than \(maximumSegments) segments")
+            throw SegmentResolutionError(
+                "a SegmentList of more than \(maximumSegments) segments", kind: .tooManySegments)
         }
         let timeline = list.timing.timeline != nil ? try slots(list.timing, timescale: timescale) : []
         let startNumber = list.timing.startNumber ?? 1
@@ -295,12 +309,14 @@ struct TemplateContext {
                     // Segments that start before `until`, less the first.
                     let count = until > time ? (until - time - 1) / entry.d + 1 : 1
                     guard count <= UInt64(maximumSegments) else {
-                        throw SegmentResolutionError("a SegmentTimeline of more than \(maximumSegments) segments")
+                        throw SegmentResolutionError(
+                            "a SegmentTimeline of more than \(maximumSegments) segments", kind: .tooManySegments)
                     }
                     repeats = Int64(count) - 1
                 }
                 guard repeats < Int64(maximumSegments) - Int64(slots.count) else {
-                    throw SegmentResolutionError("a SegmentTimeline of more than \(maximumSegments) segments")
+                    throw SegmentResolutionError(
+                        "a SegmentTimeline of more than \(maximumSegments) segments", kind: .tooManySegments)
                 }
                 for _ in 0...repeats {
                     slots.append((time, entry.d))
@@ -319,7 +335,8 @@ struct TemplateContext {
         }
         let count = max(0, (periodDuration * Double(timescale) / Double(duration)).rounded(.up))
         guard count <= Double(maximumSegments) else {
-            throw SegmentResolutionError("\(count) segments, more than \(maximumSegments)")
+            throw SegmentResolutionError(
+                "\(count) segments, more than \(maximumSegments)", kind: .tooManySegments)
         }
         var time = timing.presentationTimeOffset ?? 0
         for _ in 0..<Int(count) {

@@ -67,9 +67,9 @@ extension HLSDownloadEngine {
         let url = presentation.url(of: key)
         func refused(_ error: SegmentResolutionError) -> HLSDownloadError {
             HLSDownloadError(
-                error.reason.contains("more than") ? .tooManySegments : .invalidPlaylist, url: url,
+                error.kind == .tooManySegments ? .tooManySegments : .invalidPlaylist, url: url,
                 detail: "Representation \(key): \(error.reason)"
-                    + (error.reason.contains("more than") ? " (raise the limit with --max-segments)" : ""))
+                    + (error.kind == .tooManySegments ? " (raise the limit with --max-segments)" : ""))
         }
         var indexes: [String: SegmentIndex] = [:]
         let requests: [DASHSegment]
@@ -149,7 +149,10 @@ extension HLSDownloadEngine {
         do {
             return try SegmentIndex.parse(body, fileOffset: range.first, maximumReferences: options.maximumSegments)
         } catch {
-            throw HLSDownloadError(.invalidPlaylist, url: head.url, detail: "the sidx box: \(error.reason)")
+            throw HLSDownloadError(
+                error.kind == .tooManySegments ? .tooManySegments : .invalidPlaylist, url: head.url,
+                detail: "the sidx box: \(error.reason)"
+                    + (error.kind == .tooManySegments ? " (raise the limit with --max-segments)" : ""))
         }
     }
 
