@@ -146,6 +146,8 @@ extension HLSDownloadEngine {
             throw HLSDownloadError(
                 .invalidPlaylist, url: head.url, status: head.status, detail: "no indexRange in the response")
         }
+        // Kept for the package's copy of the file (``writeDASHIndexes()``).
+        state.withLock { [body] in $0.dashIndexBytes[request.url] = (range.first, body) }
         do {
             return try SegmentIndex.parse(body, fileOffset: range.first, maximumReferences: options.maximumSegments)
         } catch {
@@ -177,6 +179,48 @@ extension HLSDownloadEngine {
         try saveSourceMPD(bytes)
         state.withLock { $0.dash = presentation }
         return try await dashMediaPlaylist(presentation, key: key)
+    }
+
+    /// Puts each SegmentBase's `sidx` box (fetched to find its segments, not a segment itself)
+    /// back into the package's copy of the file, between the init section and the first
+    /// fragment: without it the copy has a hole there, which no player reads past, and with it
+    /// the copy is the source's file (less what follows its last fragment), playable alone.
+    func writeDASHIndexes() throws(HLSDownloadError) {
+        let writes: [(file: String, offset: Int64, bytes: [UInt8])] = state.withLock { state in
+            var seen = Set<String>()
+            var writes: [(file: String, offset: Int64, bytes: [UInt8])] = []
+            for rendition in state.renditions {
+                for segment in rendition.segments {
+                    guard let url = segment.resolved.map?.uri, let file = segment.mapFile,
+                        let index = state.dashIndexBytes[url], seen.insert(file).inserted
+                    else { continue }
+                    writes.append((file, index.offset, index.bytes))
+                }
+            }
+            return writes
+        }
+        for write in writes {
+            let file = path(write.file)
+            // Only into a file that reaches past the index: its fragments are there.
+            var status = stat()
+            guard stat(file, &status) == 0, Int64(status.st_size) >= write.offset + Int64(write.bytes.count) else {
+                continue
+            }
+            let descriptor = open(file, O_WRONLY | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                throw HLSDownloadError(writeFailed: SystemError.current("open", subject: file), path: file)
+            }
+            defer { close(descriptor) }
+            let failure = write.bytes.withUnsafeBytes { buffer -> PositionalWrite.Failure? in
+                do throws(PositionalWrite.Failure) {
+                    try PositionalWrite.write(buffer, to: descriptor, at: write.offset, subject: file)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            if let failure { throw HLSDownloadError(writeFailed: failure.error, path: file) }
+        }
     }
 
     /// Writes the package's MPD over its files, when the source was one.

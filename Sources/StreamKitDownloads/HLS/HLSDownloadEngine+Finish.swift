@@ -45,6 +45,7 @@ extension HLSDownloadEngine {
                 Data(playlist.serialized().utf8),
                 to: URL(fileURLWithPath: path(folder + "/" + PackageLayout.mediaPlaylistName)))
         }
+        try writeDASHIndexes()
         try writePackageMPD()
         try PackageStore.writeAtomically(
             Data(master.serialized().utf8), to: URL(fileURLWithPath: path(PackageLayout.indexName)))

@@ -50,6 +50,8 @@ struct EngineState: Sendable {
     /// For a live MPD: each Representation's last segment at the last reload, by key, so that
     /// the next reload numbers its segments the same (``DASHLiveNumbering``).
     var dashMarks: [DASHPresentation.Key: DASHLiveNumbering.Mark] = [:]
+    /// For a SegmentBase: each `sidx` box as fetched, by the file's URL, with its offset in it.
+    var dashIndexBytes: [String: (offset: Int64, bytes: [UInt8])] = [:]
 }
 
 /// Runs one ``HLSDownloadJob``: discovers or restores the plan, fetches keys, then runs the
