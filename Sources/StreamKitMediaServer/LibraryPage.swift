@@ -172,20 +172,7 @@ enum LibraryPage {
         """
 
     /// Text safe inside HTML elements and quoted attributes.
-    static func escape(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&#39;"
-            default: result.append(character)
-            }
-        }
-        return result
-    }
+    static func escape(_ text: String) -> String { MarkupText.escaped(text) }
 
     /// `9,800`: a count with thousands separated.
     static func formatCount(_ count: Int) -> String {

@@ -1,3 +1,5 @@
+import StreamKitCore
+
 extension MPD {
     /// The MPD as an XML document: the named fields, then what the model kept unnamed (`other`
     /// attributes after the named ones, `extra` elements where the schema puts them: before
@@ -198,17 +200,5 @@ struct XMLText {
         close(name)
     }
 
-    static func escape(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            default: result.append(character)
-            }
-        }
-        return result
-    }
+    static func escape(_ text: String) -> String { MarkupText.escaped(text) }
 }
