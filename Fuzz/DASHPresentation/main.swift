@@ -1,5 +1,6 @@
 // Fuzz what a DASH download and the DASH proxy make of an MPD: DASHPresentation (the MPD read as
-// HLS), SegmentIndex (sidx boxes), MPD.withAbsoluteURLs (the /proxy/dash rewrite).
+// HLS, a live window on a clock, renumbered by time), SegmentIndex (sidx boxes),
+// MPD.withAbsoluteURLs (the /proxy/dash rewrite).
 // Run: Fuzz/run.sh DASHPresentation -max_total_time=600 -max_len=16384
 import StreamKitDASH
 import StreamKitHLS
@@ -26,12 +27,22 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     for uri in uris {
         guard let key = DASHPresentation.Key(url: uri) else { preconditionFailure("no key in \(uri)") }
         precondition(presentation.url(of: key) == uri)
-        guard let playlist = try? presentation.mediaPlaylist(for: key, maximumSegments: 10_000) else { continue }
-        precondition(playlist.segments.count <= 10_000 && playlist.targetDuration ?? 1 >= 1)
-        for segment in playlist.segments {
-            precondition(segment.duration >= 0 && segment.duration <= 1e9)
-            precondition(DASHSegmentTag(lines: segment.extraLines) != nil)
-            precondition(segment.byteRange.map { $0.length > 0 } ?? true)
+        // Without a clock, and on one a day after 2026-12-07 (a live `@duration` window).
+        var mark: DASHLiveNumbering.Mark?
+        for now in [nil, 1_796_688_000.0] {
+            guard let playlist = try? presentation.mediaPlaylist(for: key, maximumSegments: 10_000, now: now)
+            else { continue }
+            precondition(playlist.segments.count <= 10_000 && playlist.targetDuration ?? 1 >= 1)
+            for segment in playlist.segments {
+                precondition(segment.duration >= 0 && segment.duration <= 1e9)
+                precondition(DASHSegmentTag(lines: segment.extraLines) != nil)
+                precondition(segment.byteRange.map { $0.length > 0 } ?? true)
+            }
+            // Renumbering by time keeps the segments and marks the last.
+            let (numbered, next) = DASHLiveNumbering.continuing(playlist, after: mark)
+            precondition(numbered.segments.count == playlist.segments.count)
+            if let next { precondition(next.sequence == numbered.mediaSequence &+ UInt64(numbered.segments.count - 1)) }
+            mark = next
         }
     }
     // The proxy's rewrite: no BaseURL left, every Representation with its own description, and
