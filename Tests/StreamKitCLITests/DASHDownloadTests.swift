@@ -394,6 +394,13 @@ import Glibc
         await encoder.stop()
         await nginx.stop()
         #expect(code == .success, "\(output)\n\(error)")
+        // The two renditions reload the MPD together: one fetch serves both (fetched apart, the
+        // two come within milliseconds), so fetches start at least 0.5 s apart, less the
+        // scheduling noise of a loaded machine.
+        let fetches = nginx.accessLog.filter { $0.uri.hasPrefix("/manifest.mpd") }.compactMap(\.started).sorted()
+        #expect(fetches.count >= form.seconds, "\(fetches)")
+        let closest = zip(fetches, fetches.dropFirst()).map { $1 - $0 }.min() ?? 1
+        #expect(closest >= 0.25, "\(fetches)")
         let mpdText = try String(contentsOf: package.appendingPathComponent("manifest.mpd"), encoding: .utf8)
         let mpd = try MPD.parse(Array(mpdText.utf8))
         #expect(mpd.type == .static, "\(mpdText)")

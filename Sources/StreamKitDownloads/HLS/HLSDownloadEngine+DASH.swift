@@ -171,14 +171,43 @@ extension HLSDownloadEngine {
         return DASHPresentation(mpd: try await parseMPD(Array(data), url: mpdURL), mpdURL: mpdURL)
     }
 
-    /// A live MPD's reload: the MPD fetched again, and `key`'s media playlist from it.
+    /// A live MPD's reload: the MPD fetched again (``sharedMPD(_:)``), and `key`'s media
+    /// playlist from it.
     func reloadDASH(_ url: String, key: DASHPresentation.Key) async throws(HLSDownloadError) -> MediaPlaylist {
         let mpdURL = url.firstIndex(of: "#").map { String(url[..<$0]) } ?? url
-        let (bytes, finalURL) = try await fetchPlaylist(mpdURL, accepting: .mpd)
-        let presentation = DASHPresentation(mpd: try await parseMPD(bytes, url: finalURL), mpdURL: finalURL)
-        try saveSourceMPD(bytes)
-        state.withLock { $0.dash = presentation }
-        return try await dashMediaPlaylist(presentation, key: key)
+        return try await dashMediaPlaylist(try await sharedMPD(mpdURL), key: key)
+    }
+
+    /// The MPD fetched again, once for all the renditions that ask within half a second: each
+    /// rendition reloads on the target duration's cadence, so they ask together, and one fetch
+    /// serves them all (a fetch under way is joined).
+    private func sharedMPD(_ mpdURL: String) async throws(HLSDownloadError) -> DASHPresentation {
+        let fetch = state.withLock { state in
+            if let last = state.dashReload, last.started.duration(to: .now) < .milliseconds(500) {
+                return last.fetch
+            }
+            let fetch = Task { () async throws -> DASHPresentation in
+                let (bytes, finalURL) = try await self.fetchPlaylist(mpdURL, accepting: .mpd)
+                let presentation = DASHPresentation(
+                    mpd: try await self.parseMPD(bytes, url: finalURL), mpdURL: finalURL)
+                try self.saveSourceMPD(bytes)
+                self.state.withLock { $0.dash = presentation }
+                return presentation
+            }
+            state.dashReload = (.now, fetch)
+            return fetch
+        }
+        do {
+            return try await withTaskCancellationHandler {
+                try await fetch.value
+            } onCancel: {
+                fetch.cancel()
+            }
+        } catch let error as HLSDownloadError {
+            throw error
+        } catch {
+            throw .cancelled
+        }
     }
 
     /// Puts each SegmentBase's `sidx` box (fetched to find its segments, not a segment itself)

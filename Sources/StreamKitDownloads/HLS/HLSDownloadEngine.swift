@@ -52,6 +52,8 @@ struct EngineState: Sendable {
     var dashMarks: [DASHPresentation.Key: DASHLiveNumbering.Mark] = [:]
     /// For a SegmentBase: each `sidx` box as fetched, by the file's URL, with its offset in it.
     var dashIndexBytes: [String: (offset: Int64, bytes: [UInt8])] = [:]
+    /// For a live MPD: the last reload's fetch, which the renditions share (``HLSDownloadEngine/sharedMPD(_:)``).
+    var dashReload: (started: ContinuousClock.Instant, fetch: Task<DASHPresentation, any Error>)?
 }
 
 /// Runs one ``HLSDownloadJob``: discovers or restores the plan, fetches keys, then runs the
