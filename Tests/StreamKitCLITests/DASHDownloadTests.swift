@@ -2,6 +2,7 @@ import Foundation
 import StreamKitCore
 import StreamKitDASH
 import StreamKitDownloads
+import StreamKitHLS
 import StreamKitTestSupport
 import Testing
 
@@ -460,6 +461,21 @@ import Glibc
         let base = try await Origin.make(.dashSegmentBase)
         let (baseCode, baseOutput, _) = await run(["inspect", base.url])
         #expect(baseCode == .success && baseOutput.contains("SegmentBase, index at bytes"), "\(baseOutput)")
+
+        // A live `@duration` template: the segments available now, 60 s after its start with
+        // 10 s of time shift, 2 s segments: the 5 before the one ending at the edge.
+        let start = HLSDateTime(Date().addingTimeInterval(-61)).description
+        let live = origin.root.appendingPathComponent("live.mpd")
+        try """
+        <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic" availabilityStartTime="\(start)" \
+        timeShiftBufferDepth="PT10S" minimumUpdatePeriod="PT2S"><Period id="0" start="PT0S">
+        <AdaptationSet contentType="video" mimeType="video/mp4"><Representation id="v" bandwidth="1">
+        <SegmentTemplate timescale="1" duration="2" media="$Number$.m4s" startNumber="1"/>
+        </Representation></AdaptationSet></Period></MPD>
+        """.write(to: live, atomically: true, encoding: .utf8)
+        let (liveCode, liveOutput, liveError) = await run(["inspect", live.path])
+        #expect(liveCode == .success && liveOutput.contains("dynamic"), "\(liveOutput)\n\(liveError)")
+        #expect(liveOutput.contains("template: 5 segments, 10.000 s"), "\(liveOutput)")
 
         try "<MPD><Period></MPD>".write(to: file, atomically: true, encoding: .utf8)
         let (brokenCode, _, brokenError) = await run(["inspect", file.path])
