@@ -1,5 +1,6 @@
 // Fuzz the fMP4 `cbcs` (SAMPLE-AES) reader: init segments and media segments from any bytes.
 // Run: Fuzz/run.sh SampleAESMP4 -max_total_time=600 -max_len=4000
+import StreamKitCore
 import StreamKitMPEGTS
 
 private let key: [UInt8] = Array(0..<16)
