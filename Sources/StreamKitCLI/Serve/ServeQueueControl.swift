@@ -128,16 +128,17 @@ struct ServeQueueControl: Sendable {
     /// its video Representations and audio and text AdaptationSets (read as HLS) when it is an MPD.
     func inspect(_ url: String) async throws -> QueueSourceChoices {
         try Self.checkURL(url)
-        let kind = try await sourceKind(url)
-        guard kind.isPackage else { return QueueSourceChoices(kind: "file") }
+        guard try await sourceKind(url).isPackage else { return QueueSourceChoices(kind: "file") }
         let loaded: LoadedPlaylist
         do {
             loaded = try await PlaylistLoader.load(url)
         } catch {
             throw QueueControlError(HTTPStatus(502), "\(error)")
         }
+        // What the bytes are, whatever the URL's extension said.
+        let kind: DownloadKind = MPD.looksLikeMPD(Array(loaded.bytes.prefix(4096))) ? .dash : .hls
         let playlist: MultivariantPlaylist
-        if MPD.looksLikeMPD(Array(loaded.bytes.prefix(4096))) {
+        if kind == .dash {
             guard let mpd = try? MPD.parse(loaded.bytes) else {
                 throw QueueControlError(HTTPStatus(502), "\(url) is not an MPD StreamKit can read")
             }
