@@ -297,7 +297,12 @@ import Testing
     @Test func cancelledDownloadResumesWithoutFetchingAgain() async throws {
         let fixture = try await Fixtures.shared.fixture(
             FixtureRecipe(.hlsTS, seconds: 20, segmentSeconds: 1, videoBitrate: "600k"))
-        let origin = try await Nginx.static(root: fixture.directory, limitRatePerConnection: 40_000)
+        // 75 KB segments at 20 KB/s a connection: each in flight for about 4 s, longer than a
+        // cancellation takes to land on a loaded runner, so that one is still partial when it
+        // does (at 40 KB/s, a CI run saw every partial segment complete first). The resume runs
+        // unthrottled.
+        let origin = try await Nginx.static(
+            root: fixture.directory, limitRatePerConnection: 20_000, unthrottledHeader: "X-Unthrottled")
         let job = try Support.job(
             origin.url("index.m3u8").absoluteString, options: Support.fastOptions(connections: 4))
         let cancelling = Mutex(false)
@@ -339,7 +344,9 @@ import Testing
             "\(Support.files(under: job.packageDirectory).filter { $0.hasSuffix(".streamkit-partial") })")
         let firstRun = try await origin.settledAccessLog().count
 
-        let (result, events) = try await Support.run(job)
+        var resumed = job
+        resumed.options.headers.add("X-Unthrottled", "1")
+        let (result, events) = try await Support.run(resumed)
         #expect(result.status == .complete && result.filesFetched == 20 - done.count)
         if case .planned(let summary) = events.first { #expect(summary.filesAlreadyDone == done.count) }
         let log = try await origin.settledAccessLog().dropFirst(firstRun)
