@@ -425,6 +425,60 @@ import Glibc
         try await stop(server)
     }
 
+    /// A live `@duration` MPD from a server whose clock is 100 s ahead of ours, which it says in
+    /// its UTCTiming (the time itself, or a URL answering it): the window is placed on the
+    /// server's clock. On ours the stream would not have started yet (no segment for 39 s).
+    @Test(arguments: ["direct", "http-xsdate"])
+    func aLiveMPDIsPlacedOnTheServersClock(_ scheme: String) async throws {
+        let fixture = try await Fixtures.shared.fixture(FixtureRecipe(.dashNumber, seconds: 8))
+        let root = try TestRun.makeTemporaryDirectory("dash-clock-origin")
+        let init0 = "init-stream0.m4s"
+        try FileManager.default.copyItem(
+            at: fixture.directory.appendingPathComponent(init0), to: root.appendingPathComponent(init0))
+        // Numbers 1 to 60 from the fixture's four video segments, over and over: the request
+        // log tells which the window named.
+        for number in 1...60 {
+            try FileManager.default.copyItem(
+                at: fixture.directory.appendingPathComponent(
+                    String(format: "chunk-stream0-%05d.m4s", (number - 1) % 4 + 1)),
+                to: root.appendingPathComponent(String(format: "chunk-stream0-%05d.m4s", number)))
+        }
+        let serverNow = Date().addingTimeInterval(100)
+        // Started 61 s ago on the server's clock: 30 whole 2 s segments, the window of 10 s the
+        // five before the one at the edge, numbers 25 to 29.
+        let start = HLSDateTime(serverNow.addingTimeInterval(-61)).description
+        let nginx = try await Nginx.static(root: root)
+        let timing: String
+        if scheme == "direct" {
+            timing = "<UTCTiming schemeIdUri=\"urn:mpeg:dash:utc:direct:2014\" value=\"\(HLSDateTime(serverNow))\"/>"
+        } else {
+            try HLSDateTime(serverNow).description.write(
+                to: root.appendingPathComponent("time.txt"), atomically: true, encoding: .utf8)
+            timing = "<UTCTiming schemeIdUri=\"urn:mpeg:dash:utc:http-xsdate:2014\" value=\"time.txt\"/>"
+        }
+        try """
+        <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic" availabilityStartTime="\(start)" \
+        timeShiftBufferDepth="PT10S" minimumUpdatePeriod="PT500S" profiles="urn:mpeg:dash:profile:isoff-live:2011">
+        <Period id="0" start="PT0S"><AdaptationSet contentType="video" mimeType="video/mp4">
+        <Representation id="0" bandwidth="400000" codecs="avc1.42c00d" width="320" height="240">
+        <SegmentTemplate timescale="1" duration="2" initialization="init-stream$RepresentationID$.m4s" \
+        media="chunk-stream$RepresentationID$-$Number%05d$.m4s" startNumber="1"/>
+        </Representation></AdaptationSet></Period>\(timing)</MPD>
+        """.write(to: root.appendingPathComponent("manifest.mpd"), atomically: true, encoding: .utf8)
+        let home = try TestRun.makeTemporaryDirectory("dash-home")
+        let package = try TestRun.makeTemporaryDirectory("dash-clock").appendingPathComponent("live")
+        let (code, output, error) = await run([
+            "download", nginx.url("manifest.mpd").absoluteString, "-o", package.path, "--home", home.path,
+            "--live-duration", "6",
+        ])
+        await nginx.stop()
+        #expect(code == .success, "\(output)\n\(error)")
+        let fetched = nginx.accessLog.filter { $0.uri.hasPrefix("/chunk-") }.map(\.uri).sorted()
+        #expect(
+            fetched == ["/chunk-stream0-00025.m4s", "/chunk-stream0-00026.m4s", "/chunk-stream0-00027.m4s"],
+            "\(fetched)")
+    }
+
     /// `inspect` of an MPD over HTTP and from a file: the summary names the sets and
     /// Representations; `--json` lists every segment resolved; SegmentBase names its index; a
     /// broken MPD exits 1 with the reason.

@@ -96,4 +96,26 @@ struct LiveMPDTests {
             targetDuration: 1, mediaSequence: 7, segments: [MediaSegment(uri: "a", duration: 1)])
         #expect(DASHLiveNumbering.continuing(untimed, after: secondMark).0.mediaSequence == 7)
     }
+
+    @Test func utcTimingSourcesAreReadInTheirOrderThoseWithoutAReaderLeftOut() throws {
+        let text = """
+            <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic" availabilityStartTime="2026-12-07T10:00:00Z">
+            <Period id="0"/>
+            <UTCTiming schemeIdUri="urn:mpeg:dash:utc:ntp:2014" value="pool.ntp.org"/>
+            <UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-xsdate:2014" value="/time?iso https://t2.test/x"/>
+            <UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-head:2014" value="https://t3.test/"/>
+            <UTCTiming schemeIdUri="urn:mpeg:dash:utc:direct:2014" value="2026-12-07T10:01:40.5Z"/>
+            <UTCTiming schemeIdUri="urn:mpeg:dash:utc:direct:2014" value="yesterday"/>
+            <UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-iso:2014"/>
+            </MPD>
+            """
+        let mpd = try MPD.parse(Array(text.utf8))
+        #expect(
+            mpd.utcTimingSources(mpdURL: "https://o.test/live/manifest.mpd") == [
+                .httpDateTime(url: "https://o.test/time?iso"), .httpHead(url: "https://t3.test/"),
+                .direct(HLSDateTime("2026-12-07T10:01:40.5Z")!),
+            ])
+        #expect(
+            try MPD.parse(Array("<MPD type=\"dynamic\"><Period/></MPD>".utf8)).utcTimingSources(mpdURL: "x").isEmpty)
+    }
 }

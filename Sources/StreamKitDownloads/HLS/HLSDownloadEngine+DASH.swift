@@ -79,13 +79,12 @@ extension HLSDownloadEngine {
             throw refused(error)
         }
         for request in requests { indexes[request.identity] = try await fetchIndex(request) }
+        let now = await serverNow(presentation)
         var playlist: MediaPlaylist
         do {
-            // The wall clock places a live `@duration` template's window (the server's clock is
-            // taken to agree: UTCTiming is not read).
+            // The server's clock places a live `@duration` template's window.
             playlist = try presentation.mediaPlaylist(
-                for: key, indexes: indexes, maximumSegments: options.maximumSegments,
-                now: Date().timeIntervalSince1970)
+                for: key, indexes: indexes, maximumSegments: options.maximumSegments, now: now)
         } catch {
             throw refused(error)
         }
@@ -99,6 +98,49 @@ extension HLSDownloadEngine {
         }
         try checkLimits(playlist, url: url)
         return playlist
+    }
+
+    /// Now, in seconds since 1970, on the server's clock: ours, plus for a dynamic MPD the offset
+    /// from the first of its UTCTiming sources that answers (read once per download: a
+    /// `direct` time, a GET of an ISO 8601 time, or a HEAD's `Date`, taken at the middle of the
+    /// exchange). Ours as it is when the MPD lists none or none answers.
+    func serverNow(_ presentation: DASHPresentation) async -> Double {
+        guard presentation.mpd.type == .dynamic else { return Date().timeIntervalSince1970 }
+        if let offset = state.withLock({ $0.dashClockOffset }) { return Date().timeIntervalSince1970 + offset }
+        var offset = 0.0
+        for source in presentation.mpd.utcTimingSources(mpdURL: presentation.mpdURL) {
+            if let measured = await clockOffset(from: source) {
+                offset = measured
+                break
+            }
+        }
+        state.withLock { $0.dashClockOffset = offset }
+        return Date().timeIntervalSince1970 + offset
+    }
+
+    /// How far the server's clock is ahead of ours, by `source`; `nil` when it does not answer
+    /// with a time. The task's headers are not sent: a time server is usually another host.
+    private func clockOffset(from source: UTCTimingSource) async -> Double? {
+        let sent = Date().timeIntervalSince1970
+        let request: HTTPClientRequest
+        switch source {
+        case .direct(let time):
+            return time.timeIntervalSince1970 - sent
+        case .httpDateTime(let url):
+            request = HTTPClientRequest(url: url)
+        case .httpHead(let url):
+            request = HTTPClientRequest(url: url, method: .head)
+        }
+        guard RenditionPlanner.isFetchable(request.url),
+            let (head, body) = try? await client.data(for: request, limit: 4096, retry: options.retry),
+            head.status.isSuccess
+        else { return nil }
+        let middle = (sent + Date().timeIntervalSince1970) / 2
+        if case .httpHead = source {
+            return head.headers["Date"].flatMap(HTTPDate.parse).map { $0.timeIntervalSince1970 - middle }
+        }
+        let text = String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return HLSDateTime(text).map { $0.timeIntervalSince1970 - middle }
     }
 
     /// Fetches and parses the `sidx` box at `request` (a Range request).

@@ -54,6 +54,8 @@ struct EngineState: Sendable {
     var dashIndexBytes: [String: (offset: Int64, bytes: [UInt8])] = [:]
     /// For a live MPD: the last reload's fetch, which the renditions share (``HLSDownloadEngine/sharedMPD(_:)``).
     var dashReload: (started: ContinuousClock.Instant, fetch: Task<DASHPresentation, any Error>)?
+    /// For a live MPD: seconds the server's clock is ahead of ours, read once from its UTCTiming.
+    var dashClockOffset: Double?
 }
 
 /// Runs one ``HLSDownloadJob``: discovers or restores the plan, fetches keys, then runs the
