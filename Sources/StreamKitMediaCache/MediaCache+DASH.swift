@@ -47,7 +47,6 @@ extension MediaCache {
             }
         }
         try await preloadSegments(of: mediaPlaylists, seconds: seconds, into: &summary)
-        summary.playlists = 1
         return summary
     }
 }

@@ -21,14 +21,6 @@ enum SourceProbe {
     /// The Content-Type of an MPD.
     static let dashType = "application/dash+xml"
 
-    /// Whether `url` is an HLS playlist or a DASH MPD (``kind(of:client:headers:retry:)`` is not
-    /// `.file`).
-    static func isPlaylistOrMPD(
-        _ url: String, client: HTTPClient, headers: HTTPHeaders, retry: HTTPClientRetryPolicy
-    ) async -> Bool {
-        await kind(of: url, client: client, headers: headers, retry: retry).isPackage
-    }
-
     /// What `url` is: an HLS playlist when its path ends in `.m3u8` or `.m3u`, a DASH MPD when it
     /// ends in `.mpd`; or, for a path without a known file extension, what the server's answer to
     /// a GET says: a playlist or MPD Content-Type, or a body that starts with `#EXTM3U` or an
