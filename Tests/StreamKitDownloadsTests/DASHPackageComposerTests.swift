@@ -20,8 +20,9 @@ struct DASHPackageComposerTests {
         var planner = RenditionPlanner(
             rendition: 0, folder: folder, role: .main, decrypt: false, sharesRangedFiles: sharesRangedFiles)
         let exclusions = resolved.indices.map { excluded.contains($0) ? SegmentFilter.Exclusion.matchedPattern : nil }
-        return try planner.plan(Array(zip(playlist.segments, resolved)), exclusions: exclusions, playlistURL: Self.url)
-            .segments
+        return Array(
+            try planner.plan(Array(zip(playlist.segments, resolved)), exclusions: exclusions, playlistURL: Self.url)
+                .segments)
     }
 
     static func presentation(_ text: String) throws -> DASHPresentation {

@@ -16,7 +16,7 @@ import Testing
             rendition: 0, folder: "video", role: .main, decrypt: false, sharesRangedFiles: true)
         let entries = Array(zip(playlist.segments, playlist.resolvedSegments(baseURL: base)))
         let (_, segments) = try planner.plan(entries, playlistURL: base)
-        return (segments, MediaPlaylistHeader(playlist))
+        return (Array(segments), MediaPlaylistHeader(playlist))
     }
 
     private func compose(

@@ -21,7 +21,7 @@ import Testing
             rendition: 0, folder: "video", role: role, decrypt: decrypt, sharesRangedFiles: shared)
         let entries = Array(zip(playlist.segments, playlist.resolvedSegments(baseURL: base)))
         let (files, segments) = try planner.plan(entries, playlistURL: base)
-        return (files, segments, playlist)
+        return (files, Array(segments), playlist)
     }
 
     @Test func segmentsAreNamedBySequenceNumberNeverByTheNetwork() throws {
@@ -361,9 +361,9 @@ import Testing
                     + "#EXTINF:2,\na.ts\n#EXTINF:2,\nb.ts\n")
             return Array(zip(playlist.segments, playlist.resolvedSegments(baseURL: "http://h/l.m3u8")))
         }
-        let first = try planner.plan(entries(5), playlistURL: "http://h/l.m3u8").segments
+        let first = Array(try planner.plan(entries(5), playlistURL: "http://h/l.m3u8").segments)
         let later = LiveWindow.take(try entries(20), after: 6, recordedDuration: 4, limit: nil)
-        let second = try planner.plan(later.entries, playlistURL: "http://h/l.m3u8").segments
+        let second = Array(try planner.plan(later.entries, playlistURL: "http://h/l.m3u8").segments)
         #expect((first + second).map(\.localSequence) == [5, 6, 7, 8])
         let local = PlaylistComposer.compose(
             first + second, header: MediaPlaylistHeader(try media("#EXTM3U\n#EXT-X-TARGETDURATION:2\n")), target: .local

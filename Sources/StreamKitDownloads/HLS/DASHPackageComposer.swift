@@ -24,8 +24,8 @@ enum DASHPackageComposer {
         var segments: [(segment: RecordedSegment, time: UInt64, duration: UInt64)] = []
     }
 
-    static func compose(
-        source: MPD, renditions: [(folder: String, segments: [RecordedSegment])]
+    static func compose<Segments: Sequence<RecordedSegment>>(
+        source: MPD, renditions: [(folder: String, segments: Segments)]
     ) -> MPD {
         // The runs of each source Period, in rendition order.
         var runs: [Int: [Run]] = [:]

@@ -32,9 +32,9 @@ struct HLSDownloadBookkeeping: Sendable {
     /// The least bytes of a byte-range piece when cutting a long run for several connections.
     let minimumPieceBytes: Int64
 
-    private(set) var files: [PlannedFile] = []
+    private(set) var files = ChunkedArray<PlannedFile>()
     private(set) var fileIndex: [String: Int] = [:]
-    private(set) var states: [FileState] = []
+    private(set) var states = ChunkedArray<FileState>()
     private(set) var ranged: [Int: RangedFileState] = [:]
 
     private(set) var unitsTotal = 0
@@ -76,15 +76,6 @@ struct HLSDownloadBookkeeping: Sendable {
     mutating func filesPlanned(_ newFiles: [PlannedFile]) -> [Int] {
         var indices: [Int] = []
         indices.reserveCapacity(newFiles.count)
-        // A long playlist's files planned at once take exactly their room: at planning, a
-        // doubling's two buffers were the largest part of the download's peak memory. Room is
-        // still doubled when a few are added (a live recording's reloads): reserving exactly
-        // what each adds would copy every file at every reload.
-        let needed = files.count + newFiles.count
-        if files.capacity < needed {
-            files.reserveCapacity(Swift.max(needed, files.capacity * 2))
-            states.reserveCapacity(Swift.max(needed, files.capacity))
-        }
         for file in newFiles {
             if let existing = fileIndex[file.path] {
                 indices.append(existing)
@@ -153,8 +144,8 @@ struct HLSDownloadBookkeeping: Sendable {
     /// - Returns: The package paths of the files dropped.
     mutating func recordingTrimmed(keeping kept: Set<String>) -> [String] {
         var removed: [String] = []
-        var keptFiles: [PlannedFile] = []
-        var keptStates: [FileState] = []
+        var keptFiles = ChunkedArray<PlannedFile>()
+        var keptStates = ChunkedArray<FileState>()
         for (index, file) in files.enumerated() {
             if file.kind == .key || kept.contains(file.path) {
                 keptFiles.append(file)

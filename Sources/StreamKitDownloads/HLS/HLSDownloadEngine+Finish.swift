@@ -118,7 +118,7 @@ extension HLSDownloadEngine {
                         break
                     }
                 }
-                state.renditions[index].segments.removeSubrange(end...)
+                state.renditions[index].segments.truncate(to: end)
                 state.renditions[index].recordedDuration = state.renditions[index].segments.reduce(0) {
                     $0 + $1.segment.duration
                 }

@@ -50,13 +50,10 @@ extension HLSDownloadEngine {
             var compositions: [Composition] = []
             for index in state.renditions.indices {
                 let rendition = state.renditions[index]
-                // A download's head is read in place (a copy of it was a quarter of a long
-                // download's peak memory); the segments given up so far are passed beside it. A
-                // live recording appends to the rendition while the playlist is written outside
-                // the lock, and an append to an array whose buffer a slice still shares copies
-                // every segment under the lock: it gets a copy of its own, as before.
-                let head = rendition.segments[..<prefix.counts[index]]
-                let segments = state.live ? ArraySlice(Array(head)) : head
+                // The head is read in place, outside the lock, with the segments given up so far
+                // passed beside it: a live recording's append meanwhile copies only the chunk it
+                // writes to (``ChunkedArray``), not every segment.
+                let segments = rendition.segments[..<prefix.counts[index]]
                 let gaps = Set(
                     segments.indices.filter { readiness(of: segments[$0], rendition: index, in: state) == .gap })
                 let longest = rendition.segments.reduce(0.0) { max($0, $1.segment.duration) }
@@ -103,7 +100,7 @@ extension HLSDownloadEngine {
     /// One rendition's growing playlist, to compose outside the lock.
     struct Composition {
         var folder: String
-        var segments: ArraySlice<RecordedSegment>
+        var segments: Slice<ChunkedArray<RecordedSegment>>
         /// Positions in `segments` given up so far (`--skip-broken`): written as gaps.
         var gaps: Set<Int>
         var header: MediaPlaylistHeader

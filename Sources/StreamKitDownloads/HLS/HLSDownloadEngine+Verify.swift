@@ -49,7 +49,7 @@ extension HLSDownloadEngine {
     ///
     /// - Returns: How many files the server confirmed, and how many changed.
     func verifyCompleted(
-        _ outcomes: inout [(FileState, RangedFileState?)], files: [PlannedFile],
+        _ outcomes: inout [(FileState, RangedFileState?)], files: ChunkedArray<PlannedFile>,
         records: [String: PackageManifest.File], status: PackageStatus?
     ) async -> (verified: Int, changed: Int) {
         guard options.verifiesCompletedFiles, status != .complete, !state.withLock({ $0.live }) else { return (0, 0) }

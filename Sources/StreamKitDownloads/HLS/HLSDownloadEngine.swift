@@ -12,7 +12,7 @@ struct RenditionState: Sendable {
     var selected: SelectedRendition
     var header: MediaPlaylistHeader
     var planner: RenditionPlanner
-    var segments: [RecordedSegment] = []
+    var segments = ChunkedArray<RecordedSegment>()
     /// For a live recording: no more segments are taken.
     var ended = true
     /// For a live recording: the source media sequence number of the last segment taken.
@@ -319,12 +319,7 @@ final class HLSDownloadEngine: Sendable {
         let (files, segments) = try state.renditions[index].planner.plan(
             entries, exclusions: exclusions, playlistURL: playlistURL)
         _ = state.books.filesPlanned(files)
-        // The first plan takes the array as it is; appending to an empty one would copy it.
-        if state.renditions[index].segments.isEmpty {
-            state.renditions[index].segments = segments
-        } else {
-            state.renditions[index].segments += segments
-        }
+        state.renditions[index].segments += segments
         state.renditions[index].recordedDuration += segments.reduce(0) {
             $0 + ($1.excluded == nil ? $1.segment.duration : 0)
         }

@@ -149,12 +149,11 @@ struct RenditionPlanner: Sendable {
     mutating func plan(
         _ entries: [(segment: MediaSegment, resolved: ResolvedSegment)],
         exclusions: [SegmentFilter.Exclusion?] = [], playlistURL: String
-    ) throws(HLSDownloadError) -> (files: [PlannedFile], segments: [RecordedSegment]) {
+    ) throws(HLSDownloadError) -> (files: [PlannedFile], segments: ChunkedArray<RecordedSegment>) {
         var keyFiles: [PlannedFile] = []
         var files: [PlannedFile] = []
         var sharedFiles: [String: Int] = [:]  // resource URL → index in `files`
-        var recorded: [RecordedSegment] = []
-        recorded.reserveCapacity(entries.count)
+        var recorded = ChunkedArray<RecordedSegment>()
 
         func check(_ url: String, what: String) throws(HLSDownloadError) {
             guard Self.isFetchable(url) else {

@@ -74,21 +74,13 @@ enum PlaylistComposer {
         case growing(targetDuration: Int)
     }
 
-    /// Composes every segment of `segments`.
-    static func compose(
-        _ segments: [RecordedSegment], header: MediaPlaylistHeader, target: Target, gaps: GapForm = .omitted,
-        ending: Ending = .vod
-    ) -> MediaPlaylist {
-        compose(segments[...], header: header, target: target, gaps: gaps, ending: ending)
-    }
-
-    /// Composes `segments` (a slice of a rendition's, read in place). The positions in
+    /// Composes `segments` (a rendition's, or a slice of them read in place). The positions in
     /// `alsoSkipped` (indices of `segments`) are written as skipped, as if their `skipped` were set:
     /// a growing playlist marks the segments given up so far without copying the rest.
-    static func compose(
-        _ segments: ArraySlice<RecordedSegment>, alsoSkipped: Set<Int> = [], header: MediaPlaylistHeader,
-        target: Target, gaps: GapForm = .omitted, ending: Ending = .vod
-    ) -> MediaPlaylist {
+    static func compose<Segments: RandomAccessCollection<RecordedSegment>>(
+        _ segments: Segments, alsoSkipped: Set<Int> = [], header: MediaPlaylistHeader, target: Target,
+        gaps: GapForm = .omitted, ending: Ending = .vod
+    ) -> MediaPlaylist where Segments.Index == Int {
         var output: [MediaSegment] = []
         output.reserveCapacity(segments.count)
         var previousKeys: [EncryptionKey] = []
