@@ -295,16 +295,19 @@ struct RenditionPlanner: Sendable {
                 local = LocalReference(uri: Self.name(of: files[index].path), range: range)
             } else {
                 try check(resolved.uri, what: "segment \(resolved.mediaSequence)")
-                // In VOD one URL is one resource; a live server may reuse names for new segments.
+                // In VOD one URL is one resource; a live server may reuse names for new segments,
+                // so a live recording neither looks a segment up nor keeps its name (a day's
+                // recording would hold every segment's URL twice).
                 let identity =
-                    resolved.uri + "#" + (resolved.byteRange?.description ?? "") + "#"
-                    + (decryption.map { Hex.encode($0.iv) } ?? "")
-                if sharesRangedFiles, let known = wholeFiles[identity] {
+                    sharesRangedFiles
+                    ? resolved.uri + "#" + (resolved.byteRange?.description ?? "") + "#"
+                        + (decryption.map { Hex.encode($0.iv) } ?? "") : nil
+                if let identity, let known = wholeFiles[identity] {
                     file = known
                     local = LocalReference(uri: Self.name(of: known), range: nil)
                 } else {
                     let path = folder + "/" + ownName
-                    wholeFiles[identity] = path
+                    if let identity { wholeFiles[identity] = path }
                     files.append(
                         PlannedFile(
                             path: path, kind: .segment, url: resolved.uri, parts: resolved.byteRange.map { [$0] },
