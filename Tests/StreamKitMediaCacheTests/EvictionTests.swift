@@ -53,7 +53,13 @@ import Testing
         let limit = Int64(3 * mib)
         let cache = try makeCache(byteLimit: limit)
         let recorder = EventRecorder(cache)
-        for name in ["a", "b", "c"] { _ = try await cache.bytes(origin.url("\(name).ts")) }
+        for name in ["a", "b", "c"] {
+            _ = try await cache.bytes(origin.url("\(name).ts"))
+            // Its fetch lets go of the entry after the reader has every byte, and that is its
+            // last use: the next entry's uses come after it (a fetch of b released after c was
+            // read made c the least recently used on a loaded machine).
+            #expect(await eventually { cache.entry(for: origin.url("\(name).ts"))?.isInUse == false })
+        }
         try await Task.sleep(for: .milliseconds(20))
         _ = try await cache.bytes(origin.url("a.ts"), ByteRange(0, 10))  // a is now more recent than b
         let (_, d) = try await cache.bytes(origin.url("d.ts"))
