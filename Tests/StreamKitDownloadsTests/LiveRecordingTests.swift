@@ -102,6 +102,47 @@ import Testing
         await origin.stop()
     }
 
+    /// While it records, the growing playlist is appended to, not written whole again: the file
+    /// keeps its inode, each read of it begins with the read before, and every read lists a head
+    /// of the final playlist's segments.
+    @Test func theGrowingPlaylistIsAppendedTo() async throws {
+        let origin = try await LiveOrigin.start(seconds: 40)
+        let job = try Support.job(origin.playlistURL)
+        let playlistPath = job.packageDirectory.appendingPathComponent("video/index.m3u8").path
+        let reads = Mutex<[(inode: UInt64, text: String)]>([])
+        let (result, _) = try await Support.run(job) { event, download in
+            guard case .progress(let progress) = event else { return }
+            // The inode and the text of one open file: a rename between the two cannot mix them.
+            if let handle = FileHandle(forReadingAtPath: playlistPath) {
+                var info = stat()
+                if fstat(handle.fileDescriptor, &info) == 0, let data = try? handle.readToEnd() {
+                    let text = String(decoding: data, as: UTF8.self)
+                    reads.withLock { reads in
+                        if reads.last?.text != text { reads.append((UInt64(info.st_ino), text)) }
+                    }
+                }
+                try? handle.close()
+            }
+            if (progress.recordedSeconds ?? 0) >= 8 { download.finishRecording() }
+        }
+        #expect(result.live && result.status == .complete && result.duration >= 8)
+        let final = try #require(
+            try Playlist.parse(Data(contentsOf: URL(fileURLWithPath: playlistPath))).playlist.media)
+        let growing = reads.withLock { $0 }.filter { !$0.text.contains("#EXT-X-ENDLIST") }
+        var appended = 0
+        for (earlier, later) in zip(growing, growing.dropFirst()) where earlier.inode == later.inode {
+            #expect(later.text.hasPrefix(earlier.text), "\(earlier.text)\n---\n\(later.text)")
+            appended += 1
+        }
+        #expect(appended >= 2, "\(growing.map(\.text))")
+        for read in growing {
+            let media = try #require(try Playlist.parse(read.text).playlist.media, "\(read.text)")
+            #expect(media.playlistType == .event)
+            #expect(Array(final.segments.prefix(media.segments.count).map(\.uri)) == media.segments.map(\.uri))
+        }
+        await origin.stop()
+    }
+
     /// `finishRecording()` (Ctrl-C in the CLI) stops taking segments and still leaves a VOD package.
     @Test func finishingARecordingKeepsWhatWasRecorded() async throws {
         let origin = try await LiveOrigin.start(seconds: 40)

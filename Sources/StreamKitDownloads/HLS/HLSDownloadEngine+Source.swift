@@ -63,7 +63,7 @@ extension HLSDownloadEngine {
         switch write {
         case .append(let segments):
             let text = MediaPlaylist.serializedSegments(segments) + marker
-            try Self.append(Array(text.utf8), to: path)
+            try PackageStore.append(Array(text.utf8), to: path)
             state.withLock { $0.renditions[index].sourceFile?.segmentCount = count }
         case .whole(var playlist):
             if recording {
@@ -76,25 +76,6 @@ extension HLSDownloadEngine {
                 segmentCount: count, header: header, version: playlist.version ?? 3,
                 targetDuration: playlist.targetDuration ?? 0)
             state.withLock { $0.renditions[index].sourceFile = recording ? written : nil }
-        }
-    }
-
-    /// Appends `bytes` to the file at `path` with one write (a kill leaves the file as it was or
-    /// with a tail that ``recordedSource(_:)`` drops).
-    private static func append(_ bytes: [UInt8], to path: String) throws(HLSDownloadError) {
-        let descriptor = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw HLSDownloadError(writeFailed: .current("open", subject: path), path: path)
-        }
-        defer { close(descriptor) }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else {
-                throw HLSDownloadError(writeFailed: .current("write", subject: path), path: path)
-            }
-            offset += written
         }
     }
 

@@ -174,6 +174,25 @@ package enum PackageStore {
         }
     }
 
+    /// Appends `bytes` to the file at `path` with one write (a kill leaves the file as it was or
+    /// with a tail cut short, which a recorded source's reader drops).
+    static func append(_ bytes: [UInt8], to path: String) throws(HLSDownloadError) {
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw HLSDownloadError(writeFailed: .current("open", subject: path), path: path)
+        }
+        defer { close(descriptor) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else {
+                throw HLSDownloadError(writeFailed: .current("write", subject: path), path: path)
+            }
+            offset += written
+        }
+    }
+
     /// ISO 8601 in UTC with seconds.
     package static func timestamp(_ date: Date = Date()) -> String {
         var time = time_t(date.timeIntervalSince1970)

@@ -77,9 +77,13 @@ enum PlaylistComposer {
     /// Composes `segments` (a rendition's, or a slice of them read in place). The positions in
     /// `alsoSkipped` (indices of `segments`) are written as skipped, as if their `skipped` were set:
     /// a growing playlist marks the segments given up so far without copying the rest.
+    ///
+    /// - Parameter firstSequence: The media sequence number of the first segment written, when
+    ///   `segments` continue a playlist that left segments out (an appended tail); by default the
+    ///   first segment's local number.
     static func compose<Segments: RandomAccessCollection<RecordedSegment>>(
         _ segments: Segments, alsoSkipped: Set<Int> = [], header: MediaPlaylistHeader, target: Target,
-        gaps: GapForm = .omitted, ending: Ending = .vod
+        gaps: GapForm = .omitted, ending: Ending = .vod, firstSequence: UInt64? = nil
     ) -> MediaPlaylist where Segments.Index == Int {
         var output: [MediaSegment] = []
         output.reserveCapacity(segments.count)
@@ -87,7 +91,7 @@ enum PlaylistComposer {
         var previousMap: LocalReference?
         var requiredVersion = 3
         var longest = 0.0
-        let firstSequence = segments.first?.localSequence ?? 0
+        let firstSequence = firstSequence ?? segments.first?.localSequence ?? 0
         var discontinuitySequence: UInt64?
         var leftOut = LeftOut()
         for position in segments.indices {
@@ -95,7 +99,7 @@ enum PlaylistComposer {
             let skipped = recorded.skipped || alsoSkipped.contains(position)
             let resolved = recorded.resolved
             let source = recorded.segment
-            if target == .local, recorded.excluded != nil || (gaps == .omitted && (skipped || source.isGap)) {
+            if target == .local, Self.leavesOut(recorded, skipped: skipped, gaps: gaps) {
                 // Keys and maps are compared with the last segment written, so the next one
                 // writes again any that only this segment carried.
                 if !output.isEmpty { leftOut.discontinuity = true }
@@ -211,6 +215,12 @@ enum PlaylistComposer {
             playlistType: complete ? .vod : .event, iFramesOnly: header.iFramesOnly,
             independentSegments: header.independentSegments, start: start, headerLines: header.headerLines,
             segments: output, hasEndList: complete)
+    }
+
+    /// Whether the package's playlist leaves `recorded` out: excluded by the selection, or missing
+    /// (given up when `skipped`, or a gap in the source) while gaps are omitted.
+    static func leavesOut(_ recorded: RecordedSegment, skipped: Bool, gaps: GapForm) -> Bool {
+        recorded.excluded != nil || (gaps == .omitted && (skipped || recorded.segment.isGap))
     }
 
     /// The AES-128 keys of `keys` as written in the source (URI, and the IV when written): equal
