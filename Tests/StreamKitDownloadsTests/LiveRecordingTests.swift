@@ -104,14 +104,29 @@ import Testing
 
     /// While it records, the growing playlist is appended to, not written whole again: the file
     /// keeps its inode, each read of it begins with the read before, and every read lists a head
-    /// of the final playlist's segments.
-    @Test func theGrowingPlaylistIsAppendedTo() async throws {
+    /// of the final playlist's segments. Checkpoints are lines of the journal: package.json read
+    /// with it lists every file done on disk, more than package.json alone; once the recording
+    /// ends, package.json stands alone.
+    @Test func whileRecordingThePlaylistAndTheCheckpointsAreAppendedTo() async throws {
         let origin = try await LiveOrigin.start(seconds: 40)
         let job = try Support.job(origin.playlistURL)
         let playlistPath = job.packageDirectory.appendingPathComponent("video/index.m3u8").path
         let reads = Mutex<[(inode: UInt64, text: String)]>([])
+        let journaled = Mutex<(reads: Int, ahead: Int, missing: [String])>((0, 0, []))
         let (result, _) = try await Support.run(job) { event, download in
             guard case .progress(let progress) = event else { return }
+            if let merged = try? PackageManifest.load(from: job.packageDirectory), merged.journal != nil,
+                let data = FileManager.default.contents(
+                    atPath: job.packageDirectory.appendingPathComponent("package.json").path),
+                let alone = try? JSONDecoder().decode(PackageManifest.self, from: data)
+            {
+                let done = merged.files.filter { $0.state == "done" }
+                let missing = done.map(\.path).filter {
+                    !FileManager.default.fileExists(atPath: job.packageDirectory.appendingPathComponent($0).path)
+                }
+                let ahead = done.count > alone.files.filter { $0.state == "done" }.count
+                journaled.withLock { $0 = ($0.reads + 1, $0.ahead + (ahead ? 1 : 0), $0.missing + missing) }
+            }
             // The inode and the text of one open file: a rename between the two cannot mix them.
             if let handle = FileHandle(forReadingAtPath: playlistPath) {
                 var info = stat()
@@ -135,6 +150,14 @@ import Testing
             appended += 1
         }
         #expect(appended >= 2, "\(growing.map(\.text))")
+        let checkpoints = journaled.withLock { $0 }
+        #expect(checkpoints.reads >= 3 && checkpoints.ahead >= 2, "\(checkpoints)")
+        #expect(checkpoints.missing.isEmpty, "\(checkpoints.missing)")
+        let journal = job.packageDirectory.appendingPathComponent(".streamkit/package.journal").path
+        #expect(!FileManager.default.fileExists(atPath: journal))
+        let data = try Data(contentsOf: job.packageDirectory.appendingPathComponent("package.json"))
+        let alone = try JSONDecoder().decode(PackageManifest.self, from: data)
+        #expect(alone.journal == nil && alone.status == .complete && alone.files.allSatisfy { $0.state == "done" })
         for read in growing {
             let media = try #require(try Playlist.parse(read.text).playlist.media, "\(read.text)")
             #expect(media.playlistType == .event)

@@ -170,10 +170,13 @@ public enum PackageExport {
     }
 
     /// Whether the file at `path` was made from the package in `folder` as it is now: it is
-    /// newer than the package's `package.json` and `index.m3u8`.
+    /// newer than the package's `package.json`, the journal of checkpoints that continues it
+    /// while it downloads, and `index.m3u8`.
     private static func isKept(_ path: String, for folder: String) -> Bool {
         guard let made = modified(path) else { return false }
-        return [folder + "/package.json", folder + "/index.m3u8"].allSatisfy { (modified($0) ?? 0) <= made }
+        return [folder + "/package.json", folder + "/.streamkit/package.journal", folder + "/index.m3u8"].allSatisfy {
+            (modified($0) ?? 0) <= made
+        }
     }
 
     /// A file's modification time in seconds, if it exists.

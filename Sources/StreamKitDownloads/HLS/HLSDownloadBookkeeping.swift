@@ -51,6 +51,10 @@ struct HLSDownloadBookkeeping: Sendable {
 
     /// Something package.json records changed since it was last written.
     private(set) var manifestDirty = true
+    /// The files planned or whose state changed since package.json's state was last taken;
+    /// `nil` when the files were renumbered (a recording trimmed), so that only a whole
+    /// package.json can record them.
+    private var changedFiles: Set<Int>? = []
     /// When the last checkpoint was written, and how long it took.
     private var lastCheckpoint: ContinuousClock.Instant?
     private var checkpointCost = Duration.zero
@@ -82,6 +86,7 @@ struct HLSDownloadBookkeeping: Sendable {
                 continue
             }
             fileIndex[file.path] = files.count
+            changedFiles?.insert(files.count)
             indices.append(files.count)
             files.append(file)
             states.append(.pending)
@@ -102,7 +107,7 @@ struct HLSDownloadBookkeeping: Sendable {
     /// ranges in place.
     mutating func fileRestored(_ index: Int, _ fileState: FileState, _ rangedState: RangedFileState?) {
         let file = files[index]
-        states[index] = fileState
+        setState(index, fileState)
         if case .done(let length, _) = fileState {
             unitsDone += file.units
             bytesDone += length
@@ -156,6 +161,7 @@ struct HLSDownloadBookkeeping: Sendable {
         }
         files = keptFiles
         states = keptStates
+        changedFiles = nil
         fileIndex = Dictionary(uniqueKeysWithValues: keptFiles.enumerated().map { ($1.path, $0) })
         ranged = [:]
         return removed
@@ -188,7 +194,7 @@ struct HLSDownloadBookkeeping: Sendable {
             // Bytes were counted as they came; a decrypted file is a little shorter.
             inFlight[index] = nil
         }
-        states[index] = .done(length: length, etag: etag)
+        setState(index, .done(length: length, etag: etag))
         filesFetched += 1
         count(doneFile: index, length: length)
         manifestDirty = true
@@ -197,7 +203,7 @@ struct HLSDownloadBookkeeping: Sendable {
     /// A key file of 16 bytes was fetched and written.
     mutating func keyFetched(_ index: Int) {
         guard !states[index].isDone else { return }
-        states[index] = .done(length: 16, etag: nil)
+        setState(index, .done(length: 16, etag: nil))
         unitsDone += files[index].units
         bytesDone += 16
         bytesTransferred += 16
@@ -252,7 +258,7 @@ struct HLSDownloadBookkeeping: Sendable {
         var actions: [HLSDownloadAction] = [.reportSkipped(path: file.path, url: file.url, bytes: nil, error: error)]
         switch item {
         case .whole(let index):
-            states[index] = .skipped(reason: error.description, status: error.status)
+            setState(index, .skipped(reason: error.description, status: error.status))
             unitsSkipped += file.units
             if let counted = inFlight[index]?.counted { bytesDone -= counted }
             inFlight[index] = nil
@@ -270,7 +276,7 @@ struct HLSDownloadBookkeeping: Sendable {
     /// A byte-range file ended without being moved into place (every range failed, or ranges
     /// failed of a segment to decrypt): a gap for `reason`.
     mutating func rangedFileBecameGap(_ index: Int, reason: String, status: HTTPStatus?) {
-        states[index] = .skipped(reason: reason, status: status)
+        setState(index, .skipped(reason: reason, status: status))
         manifestDirty = true
     }
 
@@ -282,9 +288,9 @@ struct HLSDownloadBookkeeping: Sendable {
         let file = files[index]
         let failed = ranged[index]?.failed ?? ByteRangeSet()
         if failed.isEmpty {
-            states[index] = .done(length: length, etag: etag)
+            setState(index, .done(length: length, etag: etag))
         } else {
-            states[index] = .skipped(reason: gapReason, status: status)
+            setState(index, .skipped(reason: gapReason, status: status))
         }
         filesFetched += 1
         if file.kind == .segment {
@@ -311,8 +317,20 @@ struct HLSDownloadBookkeeping: Sendable {
     }
 
     /// The state package.json records was taken for writing: it is no longer dirty.
-    mutating func manifestTaken() {
+    ///
+    /// - Returns: The files planned or changed since it was last taken, in order; `nil` when only
+    ///   a whole package.json can record what changed.
+    @discardableResult
+    mutating func manifestTaken() -> [Int]? {
         manifestDirty = false
+        defer { changedFiles = [] }
+        return changedFiles?.sorted()
+    }
+
+    /// Sets a file's state, and notes the file for the next checkpoint.
+    private mutating func setState(_ index: Int, _ state: FileState) {
+        states[index] = state
+        changedFiles?.insert(index)
     }
 
     /// A checkpoint due at `start` was written by `end`.

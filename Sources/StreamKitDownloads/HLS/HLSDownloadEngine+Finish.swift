@@ -171,60 +171,6 @@ extension HLSDownloadEngine {
             peak: Int(saturating: peak.rounded(.up)), average: Int(saturating: (bytes * 8 / seconds).rounded(.up)))
     }
 
-    // MARK: State on disk
-
-    /// The manifest as of now. The state is taken under the lock; the lengths of gaps in byte-range
-    /// files are read from disk after it is released.
-    func manifest(status: PackageStatus, error: String?) -> PackageManifest {
-        let state = state.withLock { state in
-            state.books.manifestTaken()
-            return state
-        }
-        let books = state.books
-        var files: [PackageManifest.File] = []
-        files.reserveCapacity(books.files.count)
-        for (index, file) in books.files.enumerated() where !state.removedKeys.contains(file.path) {
-            var record = PackageManifest.File(
-                path: file.path, kind: file.kind.rawValue, url: file.url,
-                ranges: file.parts.map { ByteRangeSet($0).ranges.map { [$0.lowerBound, $0.upperBound] } },
-                state: "pending")
-            switch books.states[index] {
-            case .pending:
-                break
-            case .done(let length, let etag):
-                record.state = "done"
-                record.length = length
-                record.etag = etag
-            case .skipped(let reason, _):
-                record.state = "gap"
-                record.error = reason
-                if file.parts != nil, !file.rebased, let length = PackageFiles.size(path(file.path)) {
-                    record.length = length
-                }
-            }
-            files.append(record)
-        }
-        return PackageManifest(
-            id: job.packageID, source: job.source, title: job.title, masterURL: state.masterURL,
-            selection: job.selection,
-            decrypt: options.decrypt, live: state.live, status: status, error: error, created: state.created,
-            updated: PackageStore.timestamp(), master: state.master, variant: state.variant,
-            renditions: state.renditions.map { rendition in
-                PackageManifest.Rendition(
-                    folder: rendition.selected.folder, role: rendition.selected.role.rawValue,
-                    playlistURL: rendition.selected.playlistURL, groupID: rendition.selected.groupID,
-                    name: rendition.selected.name, language: rendition.selected.language,
-                    bandwidth: rendition.selected.bandwidth, segments: rendition.segments.count,
-                    duration: rendition.recordedDuration, ended: rendition.ended,
-                    lastSourceSequence: rendition.lastSourceSequence)
-            },
-            files: files, sourceKind: state.dash == nil ? nil : PackageManifest.dashKind)
-    }
-
-    func saveManifest(status: PackageStatus, error: String?) throws(HLSDownloadError) {
-        try PackageStore.save(manifest(status: status, error: error), in: directory)
-    }
-
     // MARK: Progress
 
     /// Emits progress and saves the manifest at checkpoints until cancelled.

@@ -60,7 +60,7 @@ extension HLSDownloadEngine {
                 emitProgress()
             case .writeCheckpoint:
                 let due = ContinuousClock.now
-                try? saveManifest(status: state.withLock { $0.live } ? .recording : .downloading, error: nil)
+                try? checkpoint(status: state.withLock { $0.live } ? .recording : .downloading)
                 state.withLock { $0.books.checkpointWritten(dueAt: due, writtenAt: .now) }
             case .enqueue(let items):
                 queue.enqueue(items)

@@ -56,6 +56,8 @@ struct EngineState: Sendable {
     var dashReload: (started: ContinuousClock.Instant, fetch: Task<DASHPresentation, any Error>)?
     /// For a live MPD: seconds the server's clock is ahead of ours, read once from its UTCTiming.
     var dashClockOffset: Double?
+    /// The journal continuing the package.json last written whole at a checkpoint, if any.
+    var journal: CheckpointJournal?
 }
 
 /// Runs one ``HLSDownloadJob``: discovers or restores the plan, fetches keys, then runs the
@@ -189,7 +191,7 @@ final class HLSDownloadEngine: Sendable {
         }
         let summary = try await reconcile(with: existing)
         for index in state.withLock({ $0.renditions.indices }) { try saveSource(of: index) }
-        try saveManifest(status: state.withLock { $0.live } ? .recording : .downloading, error: nil)
+        try saveManifest(status: state.withLock { $0.live } ? .recording : .downloading, error: nil, continued: true)
         events.yield(.planned(summary))
     }
 

@@ -21,6 +21,9 @@ public enum PackageLayout {
     public static let manifestName = "package.json"
     /// The folder holding the recorded source playlists.
     public static let internalFolder = ".streamkit"
+    /// What changed since `package.json` was last written, a line per checkpoint
+    /// (``PackageManifestUpdate``).
+    static let journalName = internalFolder + "/package.journal"
     /// A rendition's media playlist, inside its folder.
     public static let mediaPlaylistName = "index.m3u8"
     /// Suffixes of files being written; never referenced by a playlist.

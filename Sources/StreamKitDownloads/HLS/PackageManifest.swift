@@ -108,9 +108,72 @@ public struct PackageManifest: Codable, Sendable, Hashable {
     /// What the source is: `nil` for HLS, ``dashKind`` for an MPD (kept in
     /// `.streamkit/source.mpd`; the package has a `manifest.mpd` too).
     public var sourceKind: String? = nil
+    /// While a download runs: the number that the lines of `.streamkit/package.journal` which
+    /// continue this file carry (``PackageManifestUpdate``). A line with another number is left
+    /// over from an earlier write and is not read. `nil` once the download stopped.
+    public var journal: Int? = nil
 
     /// ``sourceKind`` of a package downloaded from an MPD.
     public static let dashKind = "dash"
+}
+
+/// One line of `.streamkit/package.journal`: a checkpoint that wrote only what changed since the
+/// one before, instead of the whole of `package.json`. A day's live recording wrote its
+/// `package.json` whole at each new segment, about 100 GB for a file that ends at 5 MB; the
+/// journal is appended to until it is as long as `package.json`, which is then written whole
+/// again, so that a download writes a few times its final state in all.
+struct PackageManifestUpdate: Codable, Hashable, Sendable {
+    /// ``PackageManifest/journal`` of the `package.json` it continues.
+    var journal: Int
+    var status: PackageStatus
+    var updated: String
+    var renditions: [PackageManifest.Rendition]
+    /// The files planned or changed since the checkpoint before, in download order.
+    var files: [PackageManifest.File]
+}
+
+extension PackageManifest {
+    /// The manifest with `updates` applied in order: the state, the renditions, and each file
+    /// replaced where its path is known, added at the end where it is not.
+    func applying(_ updates: some Sequence<PackageManifestUpdate>) -> PackageManifest {
+        var manifest = self
+        var positions: [String: Int]?
+        for update in updates {
+            manifest.status = update.status
+            manifest.updated = update.updated
+            manifest.renditions = update.renditions
+            if positions == nil {
+                positions = Dictionary(
+                    manifest.files.enumerated().map { ($1.path, $0) }, uniquingKeysWith: { first, _ in first })
+            }
+            for file in update.files {
+                if let position = positions?[file.path] {
+                    manifest.files[position] = file
+                } else {
+                    positions?[file.path] = manifest.files.count
+                    manifest.files.append(file)
+                }
+            }
+        }
+        return manifest
+    }
+
+    /// The updates of `journal` (the journal file's bytes) that continue this manifest: the
+    /// complete lines with its number, up to the first line that does not read (the tail of an
+    /// append a kill cut short).
+    func updates(in journal: Data) -> [PackageManifestUpdate] {
+        guard let number = self.journal else { return [] }
+        var updates: [PackageManifestUpdate] = []
+        let decoder = JSONDecoder()
+        var lines = journal.split(separator: 0x0A, omittingEmptySubsequences: false)
+        // What follows the last newline is not a complete line.
+        lines.removeLast()
+        for line in lines {
+            guard let update = try? decoder.decode(PackageManifestUpdate.self, from: line) else { break }
+            if update.journal == number { updates.append(update) }
+        }
+        return updates
+    }
 }
 
 extension PackageManifest {
@@ -125,6 +188,7 @@ extension PackageManifest {
 /// Reads and writes a package's `package.json`.
 package enum PackageStore {
     static func manifestURL(in directory: URL) -> URL { directory.appendingPathComponent(PackageLayout.manifestName) }
+    static func journalURL(in directory: URL) -> URL { directory.appendingPathComponent(PackageLayout.journalName) }
 
     /// The manifest in `directory`, or `nil` when there is none.
     ///
@@ -133,7 +197,11 @@ package enum PackageStore {
         let url = manifestURL(in: directory)
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
         do {
-            return try JSONDecoder().decode(PackageManifest.self, from: Data(contentsOf: url))
+            let manifest = try JSONDecoder().decode(PackageManifest.self, from: Data(contentsOf: url))
+            guard manifest.journal != nil,
+                let journal = FileManager.default.contents(atPath: journalURL(in: directory).path)
+            else { return manifest }
+            return manifest.applying(manifest.updates(in: journal))
         } catch {
             throw HLSDownloadError(
                 .packageConflict, path: PackageLayout.manifestName,
@@ -176,8 +244,12 @@ package enum PackageStore {
 
     /// Appends `bytes` to the file at `path` with one write (a kill leaves the file as it was or
     /// with a tail cut short, which a recorded source's reader drops).
-    static func append(_ bytes: [UInt8], to path: String) throws(HLSDownloadError) {
-        let descriptor = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+    ///
+    /// - Parameter creating: Whether a missing file is made (private to the user), rather than
+    ///   the append failing.
+    static func append(_ bytes: [UInt8], to path: String, creating: Bool = false) throws(HLSDownloadError) {
+        let flags = O_WRONLY | O_APPEND | O_CLOEXEC
+        let descriptor = creating ? PrivateFiles.open(path, flags | O_CREAT) : open(path, flags)
         guard descriptor >= 0 else {
             throw HLSDownloadError(writeFailed: .current("open", subject: path), path: path)
         }
