@@ -223,6 +223,94 @@ import Glibc
         await nginx.stop()
     }
 
+    /// A live recording killed with SIGKILL twice while it records, and run again each time,
+    /// ends by itself at its duration with a VOD package. At each kill, what package.json and
+    /// its journal say is done is on disk with the recorded length, and the growing playlist
+    /// (appended to) reads as a playlist; at the end the journal is gone, each segment is
+    /// listed once, and each is byte for byte the origin's fragment.
+    @Test(.requires(.nginxRTMP)) func aLiveRecordingKilledTwiceResumesToItsDuration() async throws {
+        let flv = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: 60, segmentSeconds: 1))
+        let nginx = try await Nginx.rtmp(applications: [
+            RTMPApplication(
+                name: "live", hls: true, hlsFragmentSeconds: 1, hlsPlaylistSeconds: 4, hlsCleanup: false)
+        ])
+        let publisher = try ChildProcess(
+            executable: try Tool.ffmpeg.requirePath(),
+            arguments: [
+                "-nostdin", "-loglevel", "error", "-re", "-i", flv.entryFile.path, "-c", "copy", "-f", "flv",
+                nginx.rtmpURL(application: "live", stream: "cam"),
+            ],
+            logName: "ffmpeg-publish")
+        let playlist = nginx.directory.appendingPathComponent("hls/live/cam.m3u8")
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !FileManager.default.fileExists(atPath: playlist.path) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let out = try TestRun.makeTemporaryDirectory("live-kill").appendingPathComponent("cam")
+        let journal = out.appendingPathComponent(".streamkit/package.journal")
+        let arguments = [
+            "download", nginx.url("hls/live/cam.m3u8").absoluteString, "-o", out.path, "--live-duration", "14",
+            "--json",
+        ]
+        var generator = SplitMix64(seed: UInt64(UInt32(truncatingIfNeeded: getpid())))
+        func journalWritten(since start: Date) -> Bool {
+            let modified = try? FileManager.default.attributesOfItem(atPath: journal.path)[.modificationDate] as? Date
+            return modified.map { $0 > start } ?? false
+        }
+        for round in 0..<2 {
+            let start = Date()
+            let recorder = try ChildProcess(
+                executable: Self.streamkit(), arguments: arguments, logName: "streamkit-live-kill-\(round)")
+            // Killed once this run has checkpointed into the journal, at a random moment after.
+            let until = ContinuousClock.now + .seconds(30)
+            while !journalWritten(since: start) && recorder.isRunning && ContinuousClock.now < until {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(journalWritten(since: start), "round \(round) wrote no journal")
+            try await Task.sleep(for: .milliseconds(Int64.random(in: 200...1_500, using: &generator)))
+            recorder.signal(SIGKILL)
+            #expect(try await recorder.wait(timeout: .seconds(20)) == 128 + SIGKILL, "round \(round) ended by itself")
+            let manifest = try #require(try PackageManifest.load(from: out))
+            #expect(manifest.status == .recording)
+            let done = manifest.files.filter { $0.state == "done" }
+            #expect(!done.isEmpty, "round \(round): nothing recorded as done")
+            for file in done {
+                let size =
+                    (try? FileManager.default.attributesOfItem(
+                        atPath: out.appendingPathComponent(file.path).path)[.size] as? NSNumber)?.int64Value
+                #expect(size != nil && size == file.length, "round \(round): \(file.path) \(String(describing: size))")
+            }
+            let growing = try String(contentsOf: out.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
+            let media = try #require(try Playlist.parse(growing).playlist.media, "round \(round): \(growing)")
+            #expect(media.playlistType == .event && !media.segments.isEmpty)
+        }
+        let last = try ChildProcess(executable: Self.streamkit(), arguments: arguments, logName: "streamkit-live-last")
+        #expect(try await last.wait(timeout: .seconds(60)) == 0, "\(last.standardError)")
+        let result = try #require(
+            try JSONSerialization.jsonObject(with: Data(last.standardOutput.split(separator: "\n").last!.utf8))
+                as? [String: Any])
+        #expect(result["status"] as? String == "completed" && result["live"] as? Bool == true)
+        #expect(((result["duration"] as? NSNumber)?.doubleValue ?? 0) >= 14)
+        #expect(!FileManager.default.fileExists(atPath: journal.path))
+        let manifest = try #require(try PackageManifest.load(from: out))
+        #expect(manifest.journal == nil && manifest.status == .complete)
+        let local = try #require(
+            try Playlist.parse(Data(contentsOf: out.appendingPathComponent("video/index.m3u8"))).playlist.media)
+        #expect(local.playlistType == .vod && local.hasEndList)
+        // The source as recorded names each origin fragment; each is listed once and stored whole.
+        let source = try #require(
+            try Playlist.parse(Data(contentsOf: out.appendingPathComponent(".streamkit/video.m3u8"))).playlist.media)
+        let fragments = source.segments.compactMap { $0.uri.split(separator: "/").last.map(String.init) }
+        #expect(Set(fragments).count == fragments.count && fragments.count == local.segments.count, "\(fragments)")
+        for (fragment, segment) in zip(fragments, local.segments) {
+            let origin = nginx.directory.appendingPathComponent("hls/live/" + fragment)
+            let ours = out.appendingPathComponent("video/" + segment.uri)
+            #expect(try Data(contentsOf: ours) == Data(contentsOf: origin), "\(fragment) as \(segment.uri)")
+        }
+        await publisher.stop()
+        await nginx.stop()
+    }
+
     /// Ctrl-C ends a live recording with 0 and a VOD package.
     @Test(.requires(.nginxRTMP)) func ctrlCFinishesALiveRecording() async throws {
         let flv = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: 40, segmentSeconds: 1))
