@@ -134,9 +134,14 @@ extension PageAssets {
             return null;
         }
 
+        // How many messages each status element was given: a reading that started before the
+        // last one does not replace it.
+        const reports = {};
+
         function report(id, text, failed) {
             const element = document.getElementById(id);
             if (!element) { return; }
+            reports[id] = (reports[id] || 0) + 1;
             element.textContent = text;
             element.classList.toggle("failed", Boolean(failed));
         }
@@ -203,10 +208,14 @@ extension PageAssets {
             document.getElementById("choices").hidden = true;
         }
 
+        // The queue's state, unless an answer to a button came while it was read: a refusal
+        // ("Sign in first") stays in view.
         async function showRunner() {
+            const before = reports.runner || 0;
             const status = await send("GET", "/api/queue", undefined, "runner");
             if (!status) { return; }
             document.getElementById("concurrency").value = status.maximumConcurrentDownloads;
+            if ((reports.runner || 0) !== before) { return; }
             report("runner", status.isRunning ? "The queue is running: started tasks run at once."
                 : "Nothing runs the queue: started tasks wait for `streamkit queue run` (or serve --run-queue).");
         }
