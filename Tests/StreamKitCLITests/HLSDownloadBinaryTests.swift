@@ -229,27 +229,11 @@ import Glibc
     /// (appended to) reads as a playlist; at the end the journal is gone, each segment is
     /// listed once, and each is byte for byte the origin's fragment.
     @Test(.requires(.nginxRTMP)) func aLiveRecordingKilledTwiceResumesToItsDuration() async throws {
-        let flv = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: 60, segmentSeconds: 1))
-        let nginx = try await Nginx.rtmp(applications: [
-            RTMPApplication(
-                name: "live", hls: true, hlsFragmentSeconds: 1, hlsPlaylistSeconds: 4, hlsCleanup: false)
-        ])
-        let publisher = try ChildProcess(
-            executable: try Tool.ffmpeg.requirePath(),
-            arguments: [
-                "-nostdin", "-loglevel", "error", "-re", "-i", flv.entryFile.path, "-c", "copy", "-f", "flv",
-                nginx.rtmpURL(application: "live", stream: "cam"),
-            ],
-            logName: "ffmpeg-publish")
-        let playlist = nginx.directory.appendingPathComponent("hls/live/cam.m3u8")
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !FileManager.default.fileExists(atPath: playlist.path) && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        let origin = try await LiveHLSOrigin.start(seconds: 60, stream: "cam")
         let out = try TestRun.makeTemporaryDirectory("live-kill").appendingPathComponent("cam")
         let journal = out.appendingPathComponent(".streamkit/package.journal")
         let arguments = [
-            "download", nginx.url("hls/live/cam.m3u8").absoluteString, "-o", out.path, "--live-duration", "14",
+            "download", origin.playlistURL, "-o", out.path, "--live-duration", "14",
             "--json",
         ]
         var generator = SplitMix64(seed: UInt64(UInt32(truncatingIfNeeded: getpid())))
@@ -303,36 +287,21 @@ import Glibc
         let fragments = source.segments.compactMap { $0.uri.split(separator: "/").last.map(String.init) }
         #expect(Set(fragments).count == fragments.count && fragments.count == local.segments.count, "\(fragments)")
         for (fragment, segment) in zip(fragments, local.segments) {
-            let origin = nginx.directory.appendingPathComponent("hls/live/" + fragment)
             let ours = out.appendingPathComponent("video/" + segment.uri)
-            #expect(try Data(contentsOf: ours) == Data(contentsOf: origin), "\(fragment) as \(segment.uri)")
+            #expect(
+                try Data(contentsOf: ours) == Data(contentsOf: origin.fragment(fragment)),
+                "\(fragment) as \(segment.uri)")
         }
-        await publisher.stop()
-        await nginx.stop()
+        await origin.stop()
     }
 
     /// Ctrl-C ends a live recording with 0 and a VOD package.
     @Test(.requires(.nginxRTMP)) func ctrlCFinishesALiveRecording() async throws {
-        let flv = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: 40, segmentSeconds: 1))
-        let nginx = try await Nginx.rtmp(applications: [
-            RTMPApplication(name: "live", hls: true, hlsFragmentSeconds: 1, hlsPlaylistSeconds: 4)
-        ])
-        let publisher = try ChildProcess(
-            executable: try Tool.ffmpeg.requirePath(),
-            arguments: [
-                "-nostdin", "-loglevel", "error", "-re", "-i", flv.entryFile.path, "-c", "copy", "-f", "flv",
-                nginx.rtmpURL(application: "live", stream: "cam"),
-            ],
-            logName: "ffmpeg-publish")
-        let playlist = nginx.directory.appendingPathComponent("hls/live/cam.m3u8")
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !FileManager.default.fileExists(atPath: playlist.path) && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        let origin = try await LiveHLSOrigin.start(seconds: 40, stream: "cam")
         let out = try TestRun.makeTemporaryDirectory("live-cli").appendingPathComponent("cam")
         let recorder = try ChildProcess(
             executable: Self.streamkit(),
-            arguments: ["download", nginx.url("hls/live/cam.m3u8").absoluteString, "-o", out.path, "--json"],
+            arguments: ["download", origin.playlistURL, "-o", out.path, "--json"],
             logName: "streamkit-live")
         var recorded = 0.0
         let until = ContinuousClock.now + .seconds(30)
@@ -355,8 +324,7 @@ import Glibc
         #expect(((result["duration"] as? NSNumber)?.doubleValue ?? 0) >= 4)
         let local = try String(contentsOf: out.appendingPathComponent("video/index.m3u8"), encoding: .utf8)
         #expect(local.contains("#EXT-X-PLAYLIST-TYPE:VOD") && local.hasSuffix("#EXT-X-ENDLIST\n"))
-        await publisher.stop()
-        await nginx.stop()
+        await origin.stop()
     }
 }
 

@@ -13,45 +13,7 @@ import Testing
 @Suite(.serialized, .requires(.nginxRTMP, .ffmpeg, .ffprobe)) struct LiveRecordingTests {
     typealias Support = DownloadTestSupport
 
-    /// A live HLS origin: nginx-rtmp with 1-second fragments, kept on disk, and a publisher.
-    struct LiveOrigin {
-        let nginx: Nginx
-        let publisher: ChildProcess
-        var playlistURL: String { nginx.url("hls/live/show.m3u8").absoluteString }
-
-        static func start(seconds: Int) async throws -> LiveOrigin {
-            let flv = try await Fixtures.shared.fixture(FixtureRecipe(.flv, seconds: seconds, segmentSeconds: 1))
-            let nginx = try await Nginx.rtmp(applications: [
-                RTMPApplication(
-                    name: "live", hls: true, hlsFragmentSeconds: 1, hlsPlaylistSeconds: 4, hlsCleanup: false)
-            ])
-            let publisher = try ChildProcess(
-                executable: try Tool.ffmpeg.requirePath(),
-                arguments: [
-                    "-nostdin", "-loglevel", "error", "-re", "-i", flv.entryFile.path, "-c", "copy", "-f", "flv",
-                    nginx.rtmpURL(application: "live", stream: "show"),
-                ],
-                logName: "ffmpeg-publish")
-            let origin = LiveOrigin(nginx: nginx, publisher: publisher)
-            // Wait for the first fragments.
-            let playlist = nginx.directory.appendingPathComponent("hls/live/show.m3u8")
-            let deadline = ContinuousClock.now + .seconds(20)
-            while ContinuousClock.now < deadline {
-                if let text = try? String(contentsOf: playlist, encoding: .utf8),
-                    text.components(separatedBy: "#EXTINF").count >= 3
-                {
-                    return origin
-                }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            throw TestSupportError("nginx-rtmp wrote no HLS playlist:\n\(nginx.errorLog.suffix(2_000))")
-        }
-
-        func stop() async {
-            await publisher.stop()
-            await nginx.stop()
-        }
-    }
+    typealias LiveOrigin = LiveHLSOrigin
 
     /// `liveDuration` 10 s: reloads until 10 s are recorded, then writes VOD with ENDLIST; every
     /// segment equals nginx's fragment, none twice, and the package decodes to the frames of the
@@ -84,7 +46,7 @@ import Testing
         #expect(mine.count == urls.count)
         for (url, segment) in zip(urls, mine) {
             let name = try #require(url.split(separator: "/").last)
-            let fragment = origin.nginx.directory.appendingPathComponent("hls/live/\(name)")
+            let fragment = origin.fragment(String(name))
             #expect(try Data(contentsOf: fragment) == Support.bytes(segment), "\(name)")
         }
         let fetched = try await origin.nginx.settledAccessLog().filter { $0.uri.hasSuffix(".ts") }.map(\.uri)
