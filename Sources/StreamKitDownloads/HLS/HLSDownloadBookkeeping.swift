@@ -77,25 +77,52 @@ struct HLSDownloadBookkeeping: Sendable {
     /// Files were planned: new ones are added as pending.
     ///
     /// - Returns: Their indices (an existing file's for a path already planned).
-    mutating func filesPlanned(_ newFiles: [PlannedFile]) -> [Int] {
+    @discardableResult
+    mutating func filesPlanned(_ newFiles: some Sequence<PlannedFile>) -> [Int] {
         var indices: [Int] = []
-        indices.reserveCapacity(newFiles.count)
+        indices.reserveCapacity(newFiles.underestimatedCount)
         for file in newFiles {
             if let existing = fileIndex[file.path] {
                 indices.append(existing)
                 continue
             }
             fileIndex[file.path] = files.count
-            changedFiles?.insert(files.count)
             indices.append(files.count)
             files.append(file)
             states.append(.pending)
-            unitsTotal += file.units
-            if file.kind == .segment {
-                estimator.renditions[file.rendition].totalDuration += file.duration
-            }
+            counted(newFile: file, at: files.count - 1)
         }
         return indices
+    }
+
+    /// The files of a planning were planned. When no file was planned before and no path comes
+    /// twice, the bookkeeping takes the planning's chunks as they are: a copy of a long
+    /// playlist's files beside them would double what it holds while it is planned.
+    mutating func filesPlanned(taking newFiles: ChunkedArray<PlannedFile>) {
+        guard files.isEmpty else {
+            filesPlanned(newFiles)
+            return
+        }
+        fileIndex.reserveCapacity(newFiles.count)
+        for (index, file) in newFiles.enumerated() where fileIndex.updateValue(index, forKey: file.path) != nil {
+            // A path twice: added one at a time, a later file taking the first one's index.
+            fileIndex = [:]
+            filesPlanned(newFiles)
+            return
+        }
+        files = newFiles
+        for (index, file) in newFiles.enumerated() {
+            states.append(.pending)
+            counted(newFile: file, at: index)
+        }
+    }
+
+    private mutating func counted(newFile file: PlannedFile, at index: Int) {
+        changedFiles?.insert(index)
+        unitsTotal += file.units
+        if file.kind == .segment {
+            estimator.renditions[file.rendition].totalDuration += file.duration
+        }
     }
 
     /// The plan changed (segments added, a rendition ended): the next checkpoint records it.

@@ -286,20 +286,24 @@ final class HLSDownloadEngine: Sendable {
                 state.renditions.append(
                     RenditionState(selected: selected, header: MediaPlaylistHeader(media), planner: planner))
                 state.books.renditionPlanned(priorBytesPerSecond: selected.bandwidth.map { Double($0) / 8 })
-                // Built as the segments are resolved: an array of the resolved segments beside
-                // this one would double what a long playlist holds while it is planned.
+                guard live else {
+                    // Planned as the segments are resolved: an array of them would hold a long
+                    // playlist's every segment twice more while it is planned.
+                    try plan(rendition: index, playlistURL: url, in: &state) { (add) throws(HLSDownloadError) in
+                        try media.forEachResolvedSegment(baseURL: url) { (resolved) throws(HLSDownloadError) in
+                            try add(media.segments[resolved.index], resolved)
+                        }
+                    }
+                    continue
+                }
                 var entries: [(segment: MediaSegment, resolved: ResolvedSegment)] = []
                 entries.reserveCapacity(media.segments.count)
                 media.forEachResolvedSegment(baseURL: url) { entries.append((media.segments[$0.index], $0)) }
-                if live {
-                    // The section's start picks where in the window the recording begins.
-                    entries.removeFirst(try filter.liveStart(durations: entries.map(\.0.duration), url: url))
-                    let window = LiveWindow.take(
-                        entries, after: nil, recordedDuration: 0, limit: limit)
-                    entries = window.entries
-                    state.renditions[index].ended = !media.isLive || window.reachedLimit
-                }
-                try plan(entries, rendition: index, playlistURL: url, in: &state)
+                // The section's start picks where in the window the recording begins.
+                entries.removeFirst(try filter.liveStart(durations: entries.map(\.0.duration), url: url))
+                let window = LiveWindow.take(entries, after: nil, recordedDuration: 0, limit: limit)
+                state.renditions[index].ended = !media.isLive || window.reachedLimit
+                try plan(window.entries, rendition: index, playlistURL: url, in: &state)
             }
         }
     }
@@ -309,23 +313,41 @@ final class HLSDownloadEngine: Sendable {
         _ entries: [(segment: MediaSegment, resolved: ResolvedSegment)], rendition index: Int, playlistURL: String,
         in state: inout EngineState
     ) throws(HLSDownloadError) {
+        try plan(rendition: index, playlistURL: playlistURL, in: &state) { (add) throws(HLSDownloadError) in
+            for entry in entries { try add(entry.segment, entry.resolved) }
+        }
+    }
+
+    /// Plans for rendition `index` the segments `feed` hands to the function it is given, in
+    /// playlist order, adding files and recorded segments.
+    func plan(
+        rendition index: Int, playlistURL: String, in state: inout EngineState,
+        _ feed: (_ add: (MediaSegment, ResolvedSegment) throws(HLSDownloadError) -> Void) throws(HLSDownloadError) ->
+            Void
+    ) throws(HLSDownloadError) {
         let filter = state.filter
         let live = state.live
-        let exclusions = entries.map { entry in
-            filter.exclusion(
-                uri: RenditionPlanner.normalized(entry.resolved).uri, start: entry.resolved.startTime,
-                duration: entry.resolved.duration, live: live)
-        }
+        var planning = RenditionPlanning()
+        var lastSequence: UInt64?
         // In place: a copy of the planner (its names of every file planned) at every live reload
         // would be copied again on its first change. A plan that throws fails the download.
-        let (files, segments) = try state.renditions[index].planner.plan(
-            entries, exclusions: exclusions, playlistURL: playlistURL)
-        _ = state.books.filesPlanned(files)
-        state.renditions[index].segments += segments
-        state.renditions[index].recordedDuration += segments.reduce(0) {
+        try feed { (segment, resolved) throws(HLSDownloadError) in
+            let exclusion = filter.exclusion(
+                uri: RenditionPlanner.normalized(resolved).uri, start: resolved.startTime,
+                duration: resolved.duration, live: live)
+            try state.renditions[index].planner.add(
+                segment, resolved, exclusion: exclusion, to: &planning, playlistURL: playlistURL)
+            lastSequence = resolved.mediaSequence
+        }
+        state.renditions[index].planner.finish(&planning)
+        state.books.filesPlanned(planning.keyFiles)
+        state.books.filesPlanned(taking: planning.files)
+        planning.files = []
+        state.renditions[index].recordedDuration += planning.segments.reduce(0) {
             $0 + ($1.excluded == nil ? $1.segment.duration : 0)
         }
-        if let last = entries.last { state.renditions[index].lastSourceSequence = last.resolved.mediaSequence }
+        state.renditions[index].segments += planning.segments
+        if let lastSequence { state.renditions[index].lastSourceSequence = lastSequence }
     }
 
     /// Rebuilds the plan from the recorded source playlists of an earlier run.
@@ -371,8 +393,12 @@ final class HLSDownloadEngine: Sendable {
                 rendition.ended = !manifest.live || record.ended
                 state.renditions.append(rendition)
                 state.books.renditionPlanned(priorBytesPerSecond: record.bandwidth.map { Double($0) / 8 })
-                let entries = Array(zip(media.segments, media.resolvedSegments()))
-                try plan(entries, rendition: index, playlistURL: sourcePath(of: record.folder), in: &state)
+                try plan(rendition: index, playlistURL: sourcePath(of: record.folder), in: &state) {
+                    (add) throws(HLSDownloadError) in
+                    try media.forEachResolvedSegment { (resolved) throws(HLSDownloadError) in
+                        try add(media.segments[resolved.index], resolved)
+                    }
+                }
                 // The recorded source is written before package.json: the later of the two.
                 state.renditions[index].lastSourceSequence =
                     [record.lastSourceSequence, recordedLast].compactMap { $0 }.max()

@@ -101,6 +101,15 @@ struct RecordedSegment: Hashable, Sendable {
     var excluded: SegmentFilter.Exclusion?
 }
 
+/// What a planning adds: files (keys, which come first, and the rest) and recorded segments.
+struct RenditionPlanning: Sendable {
+    var keyFiles: [PlannedFile] = []
+    var files = ChunkedArray<PlannedFile>()
+    var segments = ChunkedArray<RecordedSegment>()
+    /// Resource URL → index in ``files`` of the file its ranges share.
+    fileprivate var sharedFiles: [String: Int] = [:]
+}
+
 /// Turns a rendition's segments into package files and local references. Pure and deterministic:
 /// the same segments in the same order give the same names, so a resumed download finds its files.
 struct RenditionPlanner: Sendable {
@@ -150,11 +159,30 @@ struct RenditionPlanner: Sendable {
         _ entries: [(segment: MediaSegment, resolved: ResolvedSegment)],
         exclusions: [SegmentFilter.Exclusion?] = [], playlistURL: String
     ) throws(HLSDownloadError) -> (files: [PlannedFile], segments: ChunkedArray<RecordedSegment>) {
-        var keyFiles: [PlannedFile] = []
-        var files: [PlannedFile] = []
-        var sharedFiles: [String: Int] = [:]  // resource URL → index in `files`
-        var recorded = ChunkedArray<RecordedSegment>()
+        var planning = RenditionPlanning()
+        for (position, (segment, resolved)) in entries.enumerated() {
+            try add(
+                segment, resolved, exclusion: position < exclusions.count ? exclusions[position] : nil,
+                to: &planning, playlistURL: playlistURL)
+        }
+        finish(&planning)
+        return (planning.keyFiles + Array(planning.files), planning.segments)
+    }
 
+    /// Plans one more segment into `planning`, following whatever was planned before: a long
+    /// playlist is planned as it is resolved, without an array of its resolved segments.
+    ///
+    /// - Parameters:
+    ///   - segment: The segment as written.
+    ///   - original: The segment as resolved (absolute URIs).
+    ///   - exclusion: Why the selection leaves it out, if it does: it is recorded with no file,
+    ///     and its keys and map are not planned.
+    ///   - playlistURL: For error messages.
+    /// - Throws: ``HLSDownloadError`` `unsupportedURI` for a URI that is not http or https.
+    mutating func add(
+        _ segment: MediaSegment, _ original: ResolvedSegment, exclusion: SegmentFilter.Exclusion?,
+        to planning: inout RenditionPlanning, playlistURL: String
+    ) throws(HLSDownloadError) {
         func check(_ url: String, what: String) throws(HLSDownloadError) {
             guard Self.isFetchable(url) else {
                 throw HLSDownloadError(
@@ -163,174 +191,175 @@ struct RenditionPlanner: Sendable {
             }
         }
 
-        for (position, (segment, original)) in entries.enumerated() {
-            let resolved = HLSUserKeys.overridingIV(iv, in: Self.normalized(original))
-            let localSequence = nextLocalSequence ?? resolved.mediaSequence
-            nextLocalSequence = localSequence &+ 1
-            if position < exclusions.count, let exclusion = exclusions[position] {
-                recorded.append(
-                    RecordedSegment(
-                        segment: segment, resolved: resolved, localSequence: localSequence, file: nil, mapFile: nil,
-                        local: LocalReference(uri: "", range: nil), localMap: nil, localKeys: [],
-                        excluded: exclusion))
+        let resolved = HLSUserKeys.overridingIV(iv, in: Self.normalized(original))
+        let localSequence = nextLocalSequence ?? resolved.mediaSequence
+        nextLocalSequence = localSequence &+ 1
+        if let exclusion {
+            planning.segments.append(
+                RecordedSegment(
+                    segment: segment, resolved: resolved, localSequence: localSequence, file: nil, mapFile: nil,
+                    local: LocalReference(uri: "", range: nil), localMap: nil, localKeys: [],
+                    excluded: exclusion))
+            return
+        }
+
+        /// The package file of identity key `uri` (planned at its first use).
+        func keyFile(_ uri: String) -> String {
+            if let known = keyPaths[uri] { return known }
+            let path = folder + "/" + "key-\(nextKey).key"
+            nextKey += 1
+            keyPaths[uri] = path
+            planning.keyFiles.append(
+                PlannedFile(
+                    path: path, kind: .key, url: uri, parts: nil, rebased: false, decryption: nil,
+                    rendition: rendition, startTime: resolved.startTime, duration: 0, units: 1))
+            return path
+        }
+
+        // Keys: identity keys are fetched and stored; other key formats (DRM) are kept as written.
+        var localKeys: [EncryptionKey] = []
+        var decryption: Decryption?
+        for key in resolved.keys where key.method != .noEncryption {
+            guard let uri = key.uri else { continue }
+            var written = EncryptionKey(
+                method: key.method, uri: uri, iv: key.isIVExplicit ? key.iv : nil,
+                keyFormat: key.keyFormat == "identity" ? nil : key.keyFormat,
+                keyFormatVersions: key.keyFormatVersions)
+            guard key.keyFormat == "identity" else {
+                localKeys.append(written)
                 continue
             }
-
-            /// The package file of identity key `uri` (planned at its first use).
-            func keyFile(_ uri: String) -> String {
-                if let known = keyPaths[uri] { return known }
-                let path = folder + "/" + "key-\(nextKey).key"
-                nextKey += 1
-                keyPaths[uri] = path
-                keyFiles.append(
-                    PlannedFile(
-                        path: path, kind: .key, url: uri, parts: nil, rebased: false, decryption: nil,
-                        rendition: rendition, startTime: resolved.startTime, duration: 0, units: 1))
-                return path
+            guard Self.isFetchable(uri) || uri.lowercased().hasPrefix("data:") else {
+                try check(uri, what: "the key of segment \(resolved.mediaSequence)")
+                continue
             }
-
-            // Keys: identity keys are fetched and stored; other key formats (DRM) are kept as written.
-            var localKeys: [EncryptionKey] = []
-            var decryption: Decryption?
-            for key in resolved.keys where key.method != .noEncryption {
-                guard let uri = key.uri else { continue }
-                var written = EncryptionKey(
-                    method: key.method, uri: uri, iv: key.isIVExplicit ? key.iv : nil,
-                    keyFormat: key.keyFormat == "identity" ? nil : key.keyFormat,
-                    keyFormatVersions: key.keyFormatVersions)
-                guard key.keyFormat == "identity" else {
-                    localKeys.append(written)
-                    continue
-                }
-                guard Self.isFetchable(uri) || uri.lowercased().hasPrefix("data:") else {
-                    try check(uri, what: "the key of segment \(resolved.mediaSequence)")
-                    continue
-                }
-                let path = keyFile(uri)
-                if decrypt && key.method == .aes128 {
-                    decryption = Decryption(keyPath: path, iv: key.iv)
-                    continue
-                }
-                if decrypt && key.method == .sampleAES {
-                    // With a map the samples are fragmented MP4 (`cbcs`), protected as the map says.
-                    let scheme: Decryption.Scheme =
-                        resolved.map.map { .sampleAESMP4(initURL: $0.uri, initRange: $0.byteRange) } ?? .sampleAES
-                    decryption = Decryption(keyPath: path, iv: key.iv, scheme: scheme)
-                    continue
-                }
-                written.uri = Self.name(of: path)
-                localKeys.append(written)
+            let path = keyFile(uri)
+            if decrypt && key.method == .aes128 {
+                decryption = Decryption(keyPath: path, iv: key.iv)
+                continue
             }
-
-            // The map.
-            var mapFile: String?
-            var localMap: LocalReference?
-            if let map = resolved.map {
-                try check(map.uri, what: "the map of segment \(resolved.mediaSequence)")
-                let identity = map.uri + "#" + (map.byteRange?.description ?? "")
-                if let known = mapReferences[identity] {
-                    mapFile = known.path
-                    localMap = known.reference
-                } else {
-                    let ext = PackageLayout.fileExtension(forURI: map.uri, fallback: "mp4")
-                    // A map is encrypted by the AES-128 key in effect where it was written, which
-                    // must have an explicit IV (RFC 8216bis §4.4.4.4, §4.4.4.5): that key, not the
-                    // segment's (a key written after the map does not apply to it).
-                    var mapDecryption: Decryption?
-                    if let segmentDecryption = decryption, case .sampleAESMP4 = segmentDecryption.scheme {
-                        // The init of SAMPLE-AES fMP4 is clear: only its sample entries are rewritten.
-                        mapDecryption = Decryption(
-                            keyPath: segmentDecryption.keyPath, iv: segmentDecryption.iv, scheme: .clearMP4Init)
-                    } else if let key = map.identityKey, key.method == .aes128, key.isIVExplicit, let uri = key.uri {
-                        if !uri.lowercased().hasPrefix("data:") {
-                            try check(uri, what: "the key of the map of segment \(resolved.mediaSequence)")
-                        }
-                        let path = keyFile(uri)
-                        if decrypt {
-                            mapDecryption = Decryption(keyPath: path, iv: key.iv)
-                        } else {
-                            mapKeys[identity] = [
-                                EncryptionKey(method: .aes128, uri: Self.name(of: path), iv: key.iv)
-                            ]
-                        }
-                    }
-                    if let range = map.byteRange, sharesRangedFiles, mapDecryption == nil {
-                        let index = sharedFileIndex(
-                            for: map.uri, ext: ext, in: &files, shared: &sharedFiles, resolved: resolved)
-                        files[index].parts!.append(range)
-                        files[index].units += 1
-                        mapFile = files[index].path
-                        localMap = LocalReference(uri: Self.name(of: files[index].path), range: range)
-                    } else {
-                        let path = folder + "/" + "init-\(nextMap).\(ext)"
-                        nextMap += 1
-                        files.append(
-                            PlannedFile(
-                                path: path, kind: .map, url: map.uri, parts: map.byteRange.map { [$0] },
-                                rebased: map.byteRange != nil, decryption: mapDecryption, rendition: rendition,
-                                startTime: resolved.startTime, duration: 0, units: 1))
-                        mapFile = path
-                        localMap = LocalReference(uri: Self.name(of: path), range: nil)
-                    }
-                    mapReferences[identity] = (mapFile!, localMap!)
-                }
+            if decrypt && key.method == .sampleAES {
+                // With a map the samples are fragmented MP4 (`cbcs`), protected as the map says.
+                let scheme: Decryption.Scheme =
+                    resolved.map.map { .sampleAESMP4(initURL: $0.uri, initRange: $0.byteRange) } ?? .sampleAES
+                decryption = Decryption(keyPath: path, iv: key.iv, scheme: scheme)
+                continue
             }
+            written.uri = Self.name(of: path)
+            localKeys.append(written)
+        }
 
-            // The segment.
-            let fallback = role == .subtitles ? "vtt" : (resolved.map == nil ? "ts" : "m4s")
-            let ext = PackageLayout.fileExtension(forURI: resolved.uri, fallback: fallback)
-            let ownName = PackageLayout.numberedName(localSequence, extension: ext)
-            var file: String?
-            var local = LocalReference(uri: ownName, range: nil)
-            if resolved.isGap {
-                // Listed as missing by the source: nothing to fetch; the local entry stays a gap.
-            } else if let range = resolved.byteRange, sharesRangedFiles, decryption == nil {
-                try check(resolved.uri, what: "segment \(resolved.mediaSequence)")
-                let index = sharedFileIndex(
-                    for: resolved.uri, ext: ext, in: &files, shared: &sharedFiles, resolved: resolved)
-                files[index].parts!.append(range)
-                files[index].units += 1
-                files[index].duration += resolved.duration
-                file = files[index].path
-                local = LocalReference(uri: Self.name(of: files[index].path), range: range)
+        // The map.
+        var mapFile: String?
+        var localMap: LocalReference?
+        if let map = resolved.map {
+            try check(map.uri, what: "the map of segment \(resolved.mediaSequence)")
+            let identity = map.uri + "#" + (map.byteRange?.description ?? "")
+            if let known = mapReferences[identity] {
+                mapFile = known.path
+                localMap = known.reference
             } else {
-                try check(resolved.uri, what: "segment \(resolved.mediaSequence)")
-                // In VOD one URL is one resource; a live server may reuse names for new segments,
-                // so a live recording neither looks a segment up nor keeps its name (a day's
-                // recording would hold every segment's URL twice).
-                let identity =
-                    sharesRangedFiles
-                    ? resolved.uri + "#" + (resolved.byteRange?.description ?? "") + "#"
-                        + (decryption.map { Hex.encode($0.iv) } ?? "") : nil
-                if let identity, let known = wholeFiles[identity] {
-                    file = known
-                    local = LocalReference(uri: Self.name(of: known), range: nil)
-                } else {
-                    let path = folder + "/" + ownName
-                    if let identity { wholeFiles[identity] = path }
-                    files.append(
-                        PlannedFile(
-                            path: path, kind: .segment, url: resolved.uri, parts: resolved.byteRange.map { [$0] },
-                            rebased: resolved.byteRange != nil, decryption: decryption, rendition: rendition,
-                            startTime: resolved.startTime, duration: resolved.duration, units: 1))
-                    file = path
+                let ext = PackageLayout.fileExtension(forURI: map.uri, fallback: "mp4")
+                // A map is encrypted by the AES-128 key in effect where it was written, which
+                // must have an explicit IV (RFC 8216bis §4.4.4.4, §4.4.4.5): that key, not the
+                // segment's (a key written after the map does not apply to it).
+                var mapDecryption: Decryption?
+                if let segmentDecryption = decryption, case .sampleAESMP4 = segmentDecryption.scheme {
+                    // The init of SAMPLE-AES fMP4 is clear: only its sample entries are rewritten.
+                    mapDecryption = Decryption(
+                        keyPath: segmentDecryption.keyPath, iv: segmentDecryption.iv, scheme: .clearMP4Init)
+                } else if let key = map.identityKey, key.method == .aes128, key.isIVExplicit, let uri = key.uri {
+                    if !uri.lowercased().hasPrefix("data:") {
+                        try check(uri, what: "the key of the map of segment \(resolved.mediaSequence)")
+                    }
+                    let path = keyFile(uri)
+                    if decrypt {
+                        mapDecryption = Decryption(keyPath: path, iv: key.iv)
+                    } else {
+                        mapKeys[identity] = [
+                            EncryptionKey(method: .aes128, uri: Self.name(of: path), iv: key.iv)
+                        ]
+                    }
                 }
+                if let range = map.byteRange, sharesRangedFiles, mapDecryption == nil {
+                    let index = sharedFileIndex(
+                        for: map.uri, ext: ext, in: &planning.files, shared: &planning.sharedFiles, resolved: resolved)
+                    planning.files[index].parts!.append(range)
+                    planning.files[index].units += 1
+                    mapFile = planning.files[index].path
+                    localMap = LocalReference(uri: Self.name(of: planning.files[index].path), range: range)
+                } else {
+                    let path = folder + "/" + "init-\(nextMap).\(ext)"
+                    nextMap += 1
+                    planning.files.append(
+                        PlannedFile(
+                            path: path, kind: .map, url: map.uri, parts: map.byteRange.map { [$0] },
+                            rebased: map.byteRange != nil, decryption: mapDecryption, rendition: rendition,
+                            startTime: resolved.startTime, duration: 0, units: 1))
+                    mapFile = path
+                    localMap = LocalReference(uri: Self.name(of: path), range: nil)
+                }
+                mapReferences[identity] = (mapFile!, localMap!)
             }
-            recorded.append(
-                RecordedSegment(
-                    segment: segment, resolved: resolved, localSequence: localSequence, file: file, mapFile: mapFile,
-                    local: local, localMap: localMap, localKeys: localKeys,
-                    localMapKeys: resolved.map.flatMap { mapKeys[$0.uri + "#" + ($0.byteRange?.description ?? "")] }
-                        ?? []))
         }
-        for index in files.indices where files[index].parts != nil && !files[index].rebased {
-            files[index].parts!.sort { ($0.lowerBound, $0.upperBound) < ($1.lowerBound, $1.upperBound) }
+
+        // The segment.
+        let fallback = role == .subtitles ? "vtt" : (resolved.map == nil ? "ts" : "m4s")
+        let ext = PackageLayout.fileExtension(forURI: resolved.uri, fallback: fallback)
+        let ownName = PackageLayout.numberedName(localSequence, extension: ext)
+        var file: String?
+        var local = LocalReference(uri: ownName, range: nil)
+        if resolved.isGap {
+            // Listed as missing by the source: nothing to fetch; the local entry stays a gap.
+        } else if let range = resolved.byteRange, sharesRangedFiles, decryption == nil {
+            try check(resolved.uri, what: "segment \(resolved.mediaSequence)")
+            let index = sharedFileIndex(
+                for: resolved.uri, ext: ext, in: &planning.files, shared: &planning.sharedFiles, resolved: resolved)
+            planning.files[index].parts!.append(range)
+            planning.files[index].units += 1
+            planning.files[index].duration += resolved.duration
+            file = planning.files[index].path
+            local = LocalReference(uri: Self.name(of: planning.files[index].path), range: range)
+        } else {
+            try check(resolved.uri, what: "segment \(resolved.mediaSequence)")
+            // In VOD one URL is one resource; a live server may reuse names for new segments,
+            // so a live recording neither looks a segment up nor keeps its name (a day's
+            // recording would hold every segment's URL twice).
+            let identity =
+                sharesRangedFiles
+                ? resolved.uri + "#" + (resolved.byteRange?.description ?? "") + "#"
+                    + (decryption.map { Hex.encode($0.iv) } ?? "") : nil
+            if let identity, let known = wholeFiles[identity] {
+                file = known
+                local = LocalReference(uri: Self.name(of: known), range: nil)
+            } else {
+                let path = folder + "/" + ownName
+                if let identity { wholeFiles[identity] = path }
+                planning.files.append(
+                    PlannedFile(
+                        path: path, kind: .segment, url: resolved.uri, parts: resolved.byteRange.map { [$0] },
+                        rebased: resolved.byteRange != nil, decryption: decryption, rendition: rendition,
+                        startTime: resolved.startTime, duration: resolved.duration, units: 1))
+                file = path
+            }
         }
-        return (keyFiles + files, recorded)
+        planning.segments.append(
+            RecordedSegment(
+                segment: segment, resolved: resolved, localSequence: localSequence, file: file, mapFile: mapFile,
+                local: local, localMap: localMap, localKeys: localKeys,
+                localMapKeys: resolved.map.flatMap { mapKeys[$0.uri + "#" + ($0.byteRange?.description ?? "")] }
+                    ?? []))
+    }
+
+    /// Ends a planning: the ranges of each shared file in order.
+    func finish(_ planning: inout RenditionPlanning) {
+        for index in planning.files.indices where planning.files[index].parts != nil && !planning.files[index].rebased {
+            planning.files[index].parts!.sort { ($0.lowerBound, $0.upperBound) < ($1.lowerBound, $1.upperBound) }
+        }
     }
 
     private mutating func sharedFileIndex(
-        for url: String, ext: String, in files: inout [PlannedFile], shared: inout [String: Int],
+        for url: String, ext: String, in files: inout ChunkedArray<PlannedFile>, shared: inout [String: Int],
         resolved: ResolvedSegment
     ) -> Int {
         if let index = shared[url] { return index }
