@@ -312,6 +312,64 @@ import Testing
         #expect(replanned.files.map(\.path) == ["video/00100.ts", "video/00101.ts", "video/00103.ts"])
     }
 
+    @Test func aResourceListedTwiceIsOneFileInVODAndTwoInALiveRecording() throws {
+        let text = """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:4
+            #EXTINF:4,
+            a.ts
+            #EXTINF:4,
+            b.ts
+            #EXTINF:4,
+            a.ts
+            #EXT-X-KEY:METHOD=AES-128,URI="k1",IV=0x00000000000000000000000000000001
+            #EXTINF:4,
+            a.ts
+            #EXT-X-KEY:METHOD=AES-128,URI="k1",IV=0x00000000000000000000000000000002
+            #EXTINF:4,
+            a.ts
+            #EXT-X-ENDLIST
+            """
+        let vod = try plan(text, decrypt: true)
+        // The third is the first; the fourth and fifth are decrypted with other IVs: files of their own.
+        #expect(
+            vod.segments.map(\.file) == [
+                "video/00000.ts", "video/00001.ts", "video/00000.ts", "video/00003.ts", "video/00004.ts",
+            ])
+        #expect(
+            vod.files.filter { $0.kind == .segment }.map(\.path) == [
+                "video/00000.ts", "video/00001.ts", "video/00003.ts", "video/00004.ts",
+            ])
+        #expect(vod.segments[2].local == LocalReference(uri: "00000.ts", range: nil))
+        let live = try plan(text, decrypt: true, shared: false)
+        #expect(live.segments.map(\.file) == (0..<5).map { "video/0000\($0).ts" })
+    }
+
+    @Test func segmentsUnderTheSameKeysAndMapShareOneContext() throws {
+        let (_, segments, _) = try plan(
+            """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:4
+            #EXT-X-MAP:URI="init.mp4"
+            #EXTINF:4,
+            a.m4s
+            #EXTINF:4,
+            b.m4s
+            #EXT-X-KEY:METHOD=SAMPLE-AES,URI="k1",KEYFORMAT="com.example.drm"
+            #EXTINF:4,
+            c.m4s
+            #EXTINF:4,
+            d.m4s
+            #EXT-X-ENDLIST
+            """)
+        #expect(segments[0].resolved.context === segments[1].resolved.context)
+        #expect(segments[2].resolved.context === segments[3].resolved.context)
+        #expect(segments[1].resolved.context !== segments[2].resolved.context)
+        #expect(segments.allSatisfy { $0.mapFile == "video/init-0.mp4" })
+        #expect(
+            segments[0].localKeys.isEmpty && segments[3].localKeys.map(\.uri) == ["https://cdn.example.com/show/v/k1"])
+    }
+
     @Test func decryptedByteRangeSegmentsBecomeFilesOfTheirOwn() throws {
         let (files, segments, _) = try plan(
             """

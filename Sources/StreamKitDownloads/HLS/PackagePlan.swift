@@ -26,6 +26,18 @@ struct Decryption: Hashable, Sendable {
     var scheme: Scheme = .wholeFile
 }
 
+/// An immutable value on the heap: what a type held per segment or per file keeps of a value
+/// that few of them have, or that runs of them share, costs a reference.
+final class Boxed<Value: Hashable & Sendable>: Hashable, Sendable {
+    let value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    static func == (lhs: Boxed, rhs: Boxed) -> Bool { lhs === rhs || lhs.value == rhs.value }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(value) }
+}
+
 /// A file of the package and where its bytes come from.
 struct PlannedFile: Hashable, Sendable {
     /// What the file holds.
@@ -45,8 +57,6 @@ struct PlannedFile: Hashable, Sendable {
     /// Whether the single range in ``parts`` is written from offset 0 (a file of its own) rather
     /// than at its offset in the resource (a single local file shared by several ranges).
     var rebased: Bool
-    /// AES-128 to undo after download.
-    var decryption: Decryption?
     /// The rendition it belongs to (index into the engine's renditions).
     var rendition: Int
     /// Seconds from the start of the rendition of its first segment (for ordering).
@@ -55,50 +65,36 @@ struct PlannedFile: Hashable, Sendable {
     var duration: Double
     /// Segments and maps it holds, for progress (a single local file holds many).
     var units: Int
+    /// Held by reference: few files have one, and a download holds a planned file per segment.
+    private var decryptionBox: Boxed<Decryption>?
+
+    /// AES-128 to undo after download.
+    var decryption: Decryption? {
+        get { decryptionBox?.value }
+        set { decryptionBox = newValue.map(Boxed.init) }
+    }
+
+    init(
+        path: String, kind: Kind, url: String, parts: [ByteRange]?, rebased: Bool, decryption: Decryption?,
+        rendition: Int, startTime: Double, duration: Double, units: Int
+    ) {
+        self.path = path
+        self.kind = kind
+        self.url = url
+        self.parts = parts
+        self.rebased = rebased
+        self.rendition = rendition
+        self.startTime = startTime
+        self.duration = duration
+        self.units = units
+        self.decryptionBox = decryption.map(Boxed.init)
+    }
 
     /// The bytes the ranges cover, when the file is made of ranges.
     var rangedLength: Int64? {
         guard let parts else { return nil }
         return ByteRangeSet(parts).byteCount
     }
-}
-
-/// A reference from a local playlist to a package file: its name inside the rendition folder, and
-/// the byte range when it is a sub-range of the file.
-struct LocalReference: Hashable, Sendable {
-    var uri: String
-    var range: ByteRange?
-}
-
-/// One segment as recorded: the playlist entry, what applies to it, and where it is in the package.
-struct RecordedSegment: Hashable, Sendable {
-    /// The entry as written in the source (duration, title, date-time, date ranges, discontinuity,
-    /// gap, unknown tags).
-    var segment: MediaSegment
-    /// Keys, map, absolute byte range and media sequence number, with absolute URIs.
-    var resolved: ResolvedSegment
-    /// The media sequence number in the package's playlists (equal to the source's unless a live
-    /// recording missed segments).
-    var localSequence: UInt64
-    /// The package file holding its bytes; `nil` for a gap in the source.
-    var file: String?
-    /// The package file holding its map, if any.
-    var mapFile: String?
-    /// How the local playlist refers to it.
-    var local: LocalReference
-    /// How the local playlist refers to its map.
-    var localMap: LocalReference?
-    /// The keys as the local playlist writes them (relative URIs; AES-128 and SAMPLE-AES in MPEG-TS
-    /// dropped with `--decrypt`).
-    var localKeys: [EncryptionKey]
-    /// The AES-128 key the local playlist must have in effect where it writes the map: the map's
-    /// own key when the package keeps the map encrypted, else none (a clear map).
-    var localMapKeys: [EncryptionKey] = []
-    /// Whether the download skipped it (`--skip-broken`): a gap in the package's playlist.
-    var skipped = false
-    /// Why the selection leaves it out of the package (`--section`, `--exclude-segments`): it has no
-    /// file and the package's playlist omits it, whatever the gap form (``SegmentFilter``).
-    var excluded: SegmentFilter.Exclusion?
 }
 
 /// What a planning adds: files (keys, which come first, and the rest) and recorded segments.
@@ -108,6 +104,10 @@ struct RenditionPlanning: Sendable {
     var segments = ChunkedArray<RecordedSegment>()
     /// Resource URL → index in ``files`` of the file its ranges share.
     fileprivate var sharedFiles: [String: Int] = [:]
+    /// The hash of a whole resource (its URL, range and IV) → index in ``files`` of its file, so
+    /// that a VOD playlist listing a resource twice fetches it once. A hash and an index, not the
+    /// URL again: a long playlist holds one per segment while it is planned.
+    fileprivate var wholeFiles: [Int: Int32] = [:]
 }
 
 /// Turns a rendition's segments into package files and local references. Pure and deterministic:
@@ -124,13 +124,14 @@ struct RenditionPlanner: Sendable {
     let iv: [UInt8]?
 
     private var keyPaths: [String: String] = [:]
-    private var wholeFiles: [String: String] = [:]
     private var mapReferences: [String: (path: String, reference: LocalReference)] = [:]
     /// The AES-128 key a map kept encrypted needs in effect where the local playlist writes it.
     private var mapKeys: [String: [EncryptionKey]] = [:]
     private var nextKey = 0
     private var nextMap = 0
     private var nextSharedFile = 0
+    /// The context of the last segment planned, given again to the next while it is equal.
+    private var lastContext = SegmentContext.none
     /// The next local media sequence number.
     private(set) var nextLocalSequence: UInt64?
 
@@ -197,8 +198,13 @@ struct RenditionPlanner: Sendable {
         if let exclusion {
             planning.segments.append(
                 RecordedSegment(
-                    segment: segment, resolved: resolved, localSequence: localSequence, file: nil, mapFile: nil,
-                    local: LocalReference(uri: "", range: nil), localMap: nil, localKeys: [],
+                    segment: segment, resolved: resolved, localSequence: localSequence, file: nil,
+                    local: LocalReference(uri: "", range: nil),
+                    context: context(
+                        SegmentContext(
+                            keys: Self.shared(resolved.keys), map: resolved.map, mapFile: nil, localMap: nil,
+                            localKeys: [],
+                            localMapKeys: [])),
                     excluded: exclusion))
             return
         }
@@ -325,16 +331,20 @@ struct RenditionPlanner: Sendable {
             // In VOD one URL is one resource; a live server may reuse names for new segments,
             // so a live recording neither looks a segment up nor keeps its name (a day's
             // recording would hold every segment's URL twice).
-            let identity =
-                sharesRangedFiles
-                ? resolved.uri + "#" + (resolved.byteRange?.description ?? "") + "#"
-                    + (decryption.map { Hex.encode($0.iv) } ?? "") : nil
-            if let identity, let known = wholeFiles[identity] {
-                file = known
-                local = LocalReference(uri: Self.name(of: known), range: nil)
+            let resource = WholeResource(url: resolved.uri, range: resolved.byteRange, iv: decryption?.iv)
+            let identity = sharesRangedFiles ? resource.hashValue : nil
+            if let identity, let index = planning.wholeFiles[identity].map(Int.init),
+                resource.isHeld(by: planning.files[index])
+            {
+                file = planning.files[index].path
+                local = LocalReference(uri: Self.name(of: planning.files[index].path), range: nil)
             } else {
                 let path = folder + "/" + ownName
-                if let identity { wholeFiles[identity] = path }
+                if let identity, planning.wholeFiles[identity] == nil, let index = Int32(exactly: planning.files.count)
+                {
+                    // Another resource of the same hash (never seen) is fetched into a file of its own.
+                    planning.wholeFiles[identity] = index
+                }
                 planning.files.append(
                     PlannedFile(
                         path: path, kind: .segment, url: resolved.uri, parts: resolved.byteRange.map { [$0] },
@@ -343,12 +353,32 @@ struct RenditionPlanner: Sendable {
                 file = path
             }
         }
-        planning.segments.append(
-            RecordedSegment(
-                segment: segment, resolved: resolved, localSequence: localSequence, file: file, mapFile: mapFile,
-                local: local, localMap: localMap, localKeys: localKeys,
+        let shared = context(
+            SegmentContext(
+                keys: Self.shared(resolved.keys), map: resolved.map, mapFile: mapFile, localMap: localMap,
+                localKeys: localKeys,
                 localMapKeys: resolved.map.flatMap { mapKeys[$0.uri + "#" + ($0.byteRange?.description ?? "")] }
                     ?? []))
+        planning.segments.append(
+            RecordedSegment(
+                segment: segment, resolved: resolved, localSequence: localSequence, file: file, local: local,
+                context: shared))
+    }
+
+    /// The keys a ``SegmentContext`` holds: without the IVs taken from the media sequence number.
+    private static func shared(_ keys: [ResolvedKey]) -> [ResolvedKey] {
+        guard keys.contains(where: { !$0.isIVExplicit }) else { return keys }
+        return keys.map { key in
+            var key = key
+            if !key.isIVExplicit { key.iv = [] }
+            return key
+        }
+    }
+
+    /// `context`, or the last segment's when equal to it (the object the segments share).
+    private mutating func context(_ context: SegmentContext) -> SegmentContext {
+        if context != lastContext { lastContext = context }
+        return lastContext
     }
 
     /// Ends a planning: the ranges of each shared file in order.
@@ -371,6 +401,18 @@ struct RenditionPlanner: Sendable {
                 rendition: rendition, startTime: resolved.startTime, duration: 0, units: 0))
         shared[url] = files.count - 1
         return files.count - 1
+    }
+
+    /// What makes two segments one file: the resource (its string shared with the segment's, not a
+    /// new one per segment), the range, and the IV it is decrypted with.
+    private struct WholeResource: Hashable {
+        var url: String
+        var range: ByteRange?
+        var iv: [UInt8]?
+
+        func isHeld(by file: PlannedFile) -> Bool {
+            file.kind == .segment && file.url == url && file.parts == range.map { [$0] } && file.decryption?.iv == iv
+        }
     }
 
     /// `resolved` with spaces in its URIs percent-encoded (servers write them; URLs cannot hold them).

@@ -1,0 +1,135 @@
+import StreamKitCore
+import StreamKitHLS
+
+/// A reference from a local playlist to a package file: its name inside the rendition folder, and
+/// the byte range when it is a sub-range of the file.
+struct LocalReference: Hashable, Sendable {
+    var uri: String
+    var range: ByteRange?
+}
+
+/// What runs of segments share: the keys and map in effect, as resolved and as the package's
+/// playlist refers to them. Consecutive segments under the same tags hold one object, so that
+/// a long recording keeps these once per change of key or map rather than once per segment.
+final class SegmentContext: Hashable, Sendable {
+    /// The keys in effect, with absolute URIs; an IV not written in the source is left empty (it
+    /// differs from one segment to the next: ``RecordedSource/keys`` gives it).
+    let keys: [ResolvedKey]
+    /// The map in effect, with an absolute URI.
+    let map: ResolvedMap?
+    /// The package file holding the map, if any.
+    let mapFile: String?
+    /// How the local playlist refers to the map.
+    let localMap: LocalReference?
+    /// The keys as the local playlist writes them (relative URIs; AES-128 and SAMPLE-AES in
+    /// MPEG-TS dropped with `--decrypt`).
+    let localKeys: [EncryptionKey]
+    /// The AES-128 key the local playlist must have in effect where it writes the map: the map's
+    /// own key when the package keeps the map encrypted, else none (a clear map).
+    let localMapKeys: [EncryptionKey]
+
+    init(
+        keys: [ResolvedKey], map: ResolvedMap?, mapFile: String?, localMap: LocalReference?,
+        localKeys: [EncryptionKey], localMapKeys: [EncryptionKey]
+    ) {
+        self.keys = keys
+        self.map = map
+        self.mapFile = mapFile
+        self.localMap = localMap
+        self.localKeys = localKeys
+        self.localMapKeys = localMapKeys
+    }
+
+    /// No keys, no map.
+    static let none = SegmentContext(keys: [], map: nil, mapFile: nil, localMap: nil, localKeys: [], localMapKeys: [])
+
+    static func == (lhs: SegmentContext, rhs: SegmentContext) -> Bool {
+        lhs === rhs
+            || (lhs.keys == rhs.keys && lhs.map == rhs.map && lhs.mapFile == rhs.mapFile
+                && lhs.localMap == rhs.localMap && lhs.localKeys == rhs.localKeys
+                && lhs.localMapKeys == rhs.localMapKeys)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(keys)
+        hasher.combine(map)
+        hasher.combine(mapFile)
+        hasher.combine(localKeys)
+    }
+}
+
+/// What the source's resolution gave a segment that the package keeps: a
+/// ``StreamKitHLS/ResolvedSegment`` without what the playlist entry already holds (duration,
+/// flags), with its keys and map in a shared ``SegmentContext``.
+struct RecordedSource: Hashable, Sendable {
+    /// The absolute URI.
+    var uri: String
+    var mediaSequence: UInt64
+    var discontinuitySequence: UInt64
+    /// The absolute byte range, if the segment is one.
+    var byteRange: ByteRange?
+    /// The program date-time, written or extrapolated.
+    var programDateTime: HLSDateTime?
+    /// The keys and map in effect, and how the package refers to them.
+    var context: SegmentContext
+
+    /// The keys in effect, each IV not written in the source taken from the media sequence number
+    /// (RFC 8216bis §5.2), as ``StreamKitHLS/ResolvedSegment`` gives them.
+    var keys: [ResolvedKey] {
+        guard context.keys.contains(where: { !$0.isIVExplicit }) else { return context.keys }
+        return context.keys.map { key in
+            var key = key
+            if !key.isIVExplicit { key.iv = AES128CBC.iv(mediaSequence: mediaSequence) }
+            return key
+        }
+    }
+
+    var map: ResolvedMap? { context.map }
+}
+
+/// One segment as recorded: the playlist entry, what applies to it, and where it is in the
+/// package. A download holds one per segment for as long as it runs: what several segments
+/// share is held by reference.
+struct RecordedSegment: Hashable, Sendable {
+    /// The entry as written in the source (duration, title, date-time, date ranges, discontinuity,
+    /// gap, unknown tags).
+    var segment: MediaSegment
+    /// Keys, map, absolute byte range and media sequence number, with absolute URIs.
+    var resolved: RecordedSource
+    /// The media sequence number in the package's playlists (equal to the source's unless a live
+    /// recording missed segments).
+    var localSequence: UInt64
+    /// The package file holding its bytes; `nil` for a gap in the source.
+    var file: String?
+    /// How the local playlist refers to it.
+    var local: LocalReference
+    /// Whether the download skipped it (`--skip-broken`): a gap in the package's playlist.
+    var skipped = false
+    /// Why the selection leaves it out of the package (`--section`, `--exclude-segments`): it has no
+    /// file and the package's playlist omits it, whatever the gap form (``SegmentFilter``).
+    var excluded: SegmentFilter.Exclusion?
+
+    init(
+        segment: MediaSegment, resolved: ResolvedSegment, localSequence: UInt64, file: String?,
+        local: LocalReference, context: SegmentContext, excluded: SegmentFilter.Exclusion? = nil
+    ) {
+        self.segment = segment
+        self.resolved = RecordedSource(
+            uri: resolved.uri, mediaSequence: resolved.mediaSequence,
+            discontinuitySequence: resolved.discontinuitySequence, byteRange: resolved.byteRange,
+            programDateTime: resolved.programDateTime, context: context)
+        self.localSequence = localSequence
+        self.file = file
+        self.local = local
+        self.excluded = excluded
+    }
+
+    /// The package file holding its map, if any.
+    var mapFile: String? { resolved.context.mapFile }
+    /// How the local playlist refers to its map.
+    var localMap: LocalReference? { resolved.context.localMap }
+    /// The keys as the local playlist writes them.
+    var localKeys: [EncryptionKey] { resolved.context.localKeys }
+    /// The AES-128 key the local playlist must have in effect where it writes the map.
+    var localMapKeys: [EncryptionKey] { resolved.context.localMapKeys }
+}
