@@ -304,7 +304,7 @@ struct DirectWriteStaging {
     private(set) var count = 0
 
     init() {
-        buffer = .allocate(byteCount: Self.capacity, alignment: 64)
+        buffer = TransferBufferPool.shared.take(byteCount: Self.capacity)
     }
 
     /// Whether `bytes` for `descriptor` at `offset` follow the gathered ones and fit.
@@ -331,5 +331,5 @@ struct DirectWriteStaging {
         return written
     }
 
-    func deallocate() { buffer.deallocate() }
+    func deallocate() { TransferBufferPool.shared.give(buffer) }
 }

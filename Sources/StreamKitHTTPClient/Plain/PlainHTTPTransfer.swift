@@ -81,12 +81,12 @@ final class PlainHTTPTransfer: ResponseDelivery, @unchecked Sendable {
                 url: request.url, range: request.range, ifRange: request.ifRange, expectsBody: true,
                 idleTimeout: timeouts.idle),
             now: .now)
-        buffer = .allocate(byteCount: receiveSize, alignment: 64)
+        buffer = TransferBufferPool.shared.take(byteCount: receiveSize)
         backend.transferObjectCreated()
     }
 
     deinit {
-        buffer.deallocate()
+        TransferBufferPool.shared.give(buffer)
         close(wake)
         backend.transferObjectDestroyed()
     }
