@@ -250,6 +250,17 @@ import Testing
         #expect(again.playlist == parsed.playlist, "round trip changed \(file):\n\(written)")
         #expect(again.warnings.isEmpty || !Self.strictlyValid.contains(file))
         #expect(again.playlist.serialized() == written)
+        // In pieces, the same text: each piece ends with a line, and none but the last is short.
+        if case .media(let media) = parsed.playlist {
+            for chunkSize in [1, 200, 1 << 20] {
+                var pieces: [[UInt8]] = []
+                media.serialized(chunkSize: chunkSize) { pieces.append($0) }
+                #expect(
+                    String(decoding: pieces.joined(), as: UTF8.self) == written, "\(file) in \(chunkSize)-byte pieces")
+                #expect(pieces.allSatisfy { $0.last == 0x0A })
+                #expect(pieces.dropLast().allSatisfy { $0.count >= chunkSize })
+            }
+        }
     }
 
     @Test(arguments: Array(valid).sorted())

@@ -42,8 +42,7 @@ extension HLSDownloadEngine {
         }
         for (folder, playlist) in playlists {
             try PackageStore.writeAtomically(
-                Data(playlist.serialized().utf8),
-                to: URL(fileURLWithPath: path(folder + "/" + PackageLayout.mediaPlaylistName)))
+                playlist, to: URL(fileURLWithPath: path(folder + "/" + PackageLayout.mediaPlaylistName)))
         }
         try writeDASHIndexes()
         try writePackageMPD()

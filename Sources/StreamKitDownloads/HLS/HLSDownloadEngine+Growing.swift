@@ -226,7 +226,7 @@ extension HLSDownloadEngine {
             composition.segments[whole], alsoSkipped: gaps, header: composition.header, target: .local,
             gaps: gapForm, ending: ending)
         state.withLock { $0.growing.files[index] = nil }
-        try PackageStore.writeAtomically(Data(playlist.serialized().utf8), to: URL(fileURLWithPath: path))
+        try PackageStore.writeAtomically(playlist, to: URL(fileURLWithPath: path))
         let file = GrowingPlaylistFile(segmentCount: whole.upperBound, playlist: playlist)
         state.withLock { $0.growing.files[index] = file }
     }

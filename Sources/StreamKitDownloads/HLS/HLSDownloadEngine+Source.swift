@@ -70,8 +70,7 @@ extension HLSDownloadEngine {
                 playlist.hasEndList = false
                 playlist.playlistType = nil
             }
-            try PackageStore.writeAtomically(
-                Data((playlist.serialized() + marker).utf8), to: URL(fileURLWithPath: path))
+            try PackageStore.writeAtomically(playlist, to: URL(fileURLWithPath: path), then: Array(marker.utf8))
             let written = RecordedSourceFile(
                 segmentCount: count, header: header, version: playlist.version ?? 3,
                 targetDuration: playlist.targetDuration ?? 0)

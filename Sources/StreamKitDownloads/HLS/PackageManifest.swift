@@ -231,6 +231,29 @@ package enum PackageStore {
         }
     }
 
+    /// Writes `playlist` atomically, as ``writeAtomically(_:to:)`` does, its text streamed to the
+    /// file in chunks: the final playlist of a million segments is 30 MB of text, which a
+    /// `String` and a `Data` copy of it held twice over beside everything else at the download's
+    /// peak.
+    ///
+    /// - Parameter trailer: Bytes written after the playlist's text.
+    static func writeAtomically(
+        _ playlist: MediaPlaylist, to url: URL, then trailer: [UInt8] = []
+    )
+        throws(HLSDownloadError)
+    {
+        do {
+            try AtomicFile.write(to: url.path, temporarySuffix: PackageLayout.temporarySuffix) { emit in
+                playlist.serialized(chunkSize: 256 << 10) { emit($0) }
+                if !trailer.isEmpty { emit(trailer) }
+            }
+        } catch let error as SystemError {
+            throw HLSDownloadError(writeFailed: error, path: url.lastPathComponent)
+        } catch {
+            throw HLSDownloadError(.writeFailed, path: url.lastPathComponent, detail: "\(error)")
+        }
+    }
+
     /// Writes `data` to a temporary name next to `url`, then renames it into place. The name is
     /// one of its own: two writers of one file (two renditions' recorders fetching the same key,
     /// two pieces saving one ranges record) must not write into the same temporary file.

@@ -7,13 +7,20 @@ import StreamKitCore
 /// Text the format cannot carry is dropped: line breaks anywhere, double quotes inside quoted strings, and
 /// commas inside unquoted values (a model from the parser never holds them).
 struct PlaylistWriter {
-    private(set) var bytes: [UInt8] = []
+    var bytes: [UInt8] = []
 
     init(capacity: Int = 4_096) { bytes.reserveCapacity(capacity) }
 
     // MARK: Playlists
 
     mutating func write(_ playlist: MediaPlaylist) {
+        writeHeader(playlist)
+        for (index, segment) in playlist.segments.enumerated() { write(segment, isFirst: index == 0) }
+        writeEnd(playlist)
+    }
+
+    /// The lines before the first segment.
+    mutating func writeHeader(_ playlist: MediaPlaylist) {
         line("#EXTM3U")
         if let version = playlist.version { tag("#EXT-X-VERSION:", int: version) }
         if let target = playlist.targetDuration { tag("#EXT-X-TARGETDURATION:", int: target) }
@@ -52,7 +59,10 @@ struct PlaylistWriter {
             list.others(skip.otherAttributes)
             tag("#EXT-X-SKIP:", list)
         }
-        for (index, segment) in playlist.segments.enumerated() { write(segment, isFirst: index == 0) }
+    }
+
+    /// The lines after the last segment.
+    mutating func writeEnd(_ playlist: MediaPlaylist) {
         // Unknown lines after the pending tags: before them (and before any segment) they would read as header lines.
         let pending = playlist.pendingSegment
         writeSegmentTags(
@@ -322,7 +332,7 @@ struct PlaylistWriter {
 
 /// Builds `NAME=VALUE,…`.
 struct AttributeListWriter {
-    private(set) var bytes: [UInt8] = []
+    var bytes: [UInt8] = []
 
     private mutating func name(_ name: String) {
         if !bytes.isEmpty { bytes.append(UInt8(ascii: ",")) }
@@ -420,6 +430,25 @@ extension MediaPlaylist {
 }
 
 extension MediaPlaylist {
+    /// The playlist as canonical text, as ``serialized()`` gives it, handed to `emit` in pieces of
+    /// about `chunkSize` bytes (a piece ends with a line): a playlist of a million segments is
+    /// written to a file without its whole text, or a copy of it, in memory.
+    public func serialized<Failure: Error>(
+        chunkSize: Int, into emit: ([UInt8]) throws(Failure) -> Void
+    ) throws(Failure) {
+        var writer = PlaylistWriter(capacity: chunkSize + 4_096)
+        writer.writeHeader(self)
+        for (index, segment) in segments.enumerated() {
+            writer.write(segment, isFirst: index == 0)
+            if writer.bytes.count >= chunkSize {
+                try emit(writer.bytes)
+                writer.bytes.removeAll(keepingCapacity: true)
+            }
+        }
+        writer.writeEnd(self)
+        if !writer.bytes.isEmpty { try emit(writer.bytes) }
+    }
+
     /// The lines of `segments` as they follow other segments in a playlist (each one's unknown
     /// lines, tags, EXTINF and URI; no header): what a writer appends to a playlist file that
     /// grows, as a recorder does.
