@@ -166,7 +166,7 @@ struct HLSDownloadBookkeeping: Sendable {
         lastCheckpoint = now
         let finished = ranged.filter { index, ranged in ranged.piecesLeft <= 0 && !states[index].isDone }.map(\.key)
         var actions = finished.sorted().map { HLSDownloadAction.completeRangedFile($0, failure: nil) }
-        actions.append(.enqueue(pendingItems(files: Array(files.indices))))
+        actions.append(.enqueue(pendingItems(files: files.indices)))
         if !recording { actions.append(.finishQueue) }
         return actions
     }
@@ -394,26 +394,35 @@ struct HLSDownloadBookkeeping: Sendable {
     }
 
     /// The work items for `indices` that are not done yet, in media-time order across renditions.
-    func pendingItems(files indices: [Int]) -> [WorkItem] {
-        var items: [(time: Double, rendition: Int, item: WorkItem)] = []
+    func pendingItems(files indices: some Collection<Int>) -> [WorkItem] {
+        // Held beside each other rather than as tuples sorted with their positions: a long
+        // playlist's items were held four times over, at 56 to 64 bytes each, when the transfer began.
+        var items: [WorkItem] = []
+        var keys: [(time: Double, rendition: Int)] = []
+        items.reserveCapacity(indices.count)
+        keys.reserveCapacity(indices.count)
         for index in indices where !states[index].isDone {
             let file = files[index]
             if file.kind == .key { continue }
             if file.parts == nil {
-                items.append((file.startTime, file.rendition, .whole(file: index)))
+                items.append(.whole(file: index))
+                keys.append((file.startTime, file.rendition))
                 continue
             }
             let done = ranged[index]?.done ?? ByteRangeSet()
             for piece in pieces(of: file) where !done.contains(piece.range) {
-                items.append(
-                    (file.startTime, file.rendition, .piece(file: index, range: piece.range, units: piece.units)))
+                items.append(.piece(file: index, range: piece.range, units: piece.units))
+                keys.append((file.startTime, file.rendition))
             }
         }
-        return items.enumerated().sorted { lhs, rhs in
-            (lhs.element.time, lhs.element.rendition, lhs.offset) < (
-                rhs.element.time, rhs.element.rendition, rhs.offset
-            )
-        }.map(\.element.item)
+        // A rendition's files are planned in playlist order: with one rendition, nothing moves.
+        if zip(keys, keys.dropFirst()).allSatisfy({ ($0.time, $0.rendition) <= ($1.time, $1.rendition) }) {
+            return items
+        }
+        let order = items.indices.sorted { lhs, rhs in
+            (keys[lhs].time, keys[lhs].rendition, lhs) < (keys[rhs].time, keys[rhs].rendition, rhs)
+        }
+        return order.map { items[$0] }
     }
 
     /// What a byte-range file's ranges record says now.

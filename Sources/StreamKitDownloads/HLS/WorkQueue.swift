@@ -36,7 +36,14 @@ final class WorkQueue<Item: Sendable>: Sendable {
     func enqueue(_ newItems: [Item]) {
         let handOver = state.withLock { state -> [(CheckedContinuation<Item?, Never>, Item)] in
             guard !state.finished else { return [] }
-            state.items.append(contentsOf: newItems)
+            if state.head == state.items.count {
+                // Empty: the new items' buffer is taken as it is (a long download's first
+                // enqueue would otherwise hold its every item twice).
+                state.items = newItems
+                state.head = 0
+            } else {
+                state.items.append(contentsOf: newItems)
+            }
             var handOver: [(CheckedContinuation<Item?, Never>, Item)] = []
             while !state.waiters.isEmpty, let item = state.take() {
                 handOver.append((state.waiters.removeFirst().continuation, item))
