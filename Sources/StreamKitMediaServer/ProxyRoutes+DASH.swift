@@ -15,10 +15,9 @@ extension ProxyRoutes {
     ) async throws -> HTTPServerResponse {
         let url = try policy.target(of: request)
         let fetched: MediaCachePlaylist
-        do {
-            fetched = try await cache.playlist(url)
-        } catch let error as MediaCacheError {
-            return response(for: error)
+        switch try await document(url, cache: cache) {
+        case .fetched(let document): fetched = document
+        case .refused(let response): return response
         }
         let parsed: MPD
         do {
@@ -32,13 +31,7 @@ extension ProxyRoutes {
             guard scheme == "http" || scheme == "https" else { return target }
             return origin + filePath + "?url=" + Self.templateEncoded(target)
         }
-        return HTTPServerResponse(
-            status: .ok,
-            headers: [
-                "Content-Type": "application/dash+xml", "Cache-Control": "no-cache",
-                "X-StreamKit-Cache": fetched.isFromCache ? "hit" : "miss",
-            ],
-            body: .bytes(Array(rewritten.serialized().utf8)))
+        return rewrittenDocument(rewritten.serialized(), contentType: "application/dash+xml", from: fetched)
     }
 
     /// `target` percent-encoded for a query value, but for its `$…$` template identifiers, which

@@ -219,10 +219,9 @@ public enum ProxyRoutes {
     {
         let url = try policy.target(of: request)
         let fetched: MediaCachePlaylist
-        do {
-            fetched = try await cache.playlist(url)
-        } catch let error as MediaCacheError {
-            return response(for: error)
+        switch try await document(url, cache: cache) {
+        case .fetched(let document): fetched = document
+        case .refused(let response): return response
         }
         let parsed: ParsedPlaylist
         do {
@@ -233,13 +232,37 @@ public enum ProxyRoutes {
         }
         let rewritten = HLSProxyRewriter(fileRoute: filePath, playlistRoute: playlistPath)
             .rewrite(parsed.playlist, playlistURL: fetched.url)
-        return HTTPServerResponse(
+        return rewrittenDocument(
+            rewritten.serialized(), contentType: "application/vnd.apple.mpegurl", from: fetched)
+    }
+
+    /// A playlist or MPD fetched through the cache, or the response that says why it was not.
+    enum FetchedDocument {
+        case fetched(MediaCachePlaylist)
+        case refused(HTTPServerResponse)
+    }
+
+    /// A playlist or MPD through the cache (there offline once fetched), or the response a cache
+    /// error makes; other errors are thrown.
+    static func document(_ url: String, cache: MediaCache) async throws -> FetchedDocument {
+        do {
+            return .fetched(try await cache.playlist(url))
+        } catch let error as MediaCacheError {
+            return .refused(response(for: error))
+        }
+    }
+
+    /// A rewritten playlist or MPD, never cached by the player, saying whether the cache held it.
+    static func rewrittenDocument(
+        _ text: String, contentType: String, from fetched: MediaCachePlaylist
+    ) -> HTTPServerResponse {
+        HTTPServerResponse(
             status: .ok,
             headers: [
-                "Content-Type": "application/vnd.apple.mpegurl", "Cache-Control": "no-cache",
+                "Content-Type": contentType, "Cache-Control": "no-cache",
                 "X-StreamKit-Cache": fetched.isFromCache ? "hit" : "miss",
             ],
-            body: .bytes(Array(rewritten.serialized().utf8)))
+            body: .bytes(Array(text.utf8)))
     }
 
     // MARK: Errors
