@@ -113,3 +113,29 @@ struct DownloadFailurePolicy: Hashable, Sendable {
         return DownloadManagerError(kind, detail, taskID: taskID)
     }
 }
+
+extension DownloadFailurePolicy.Decision {
+    /// Carries the decision out in a task's run: throws `CancellationError` to cancel, sleeps out
+    /// a retry's delay (the caller then tries again), or throws the task's error.
+    ///
+    /// - Parameters:
+    ///   - taskID: The task the error names.
+    ///   - unreachable: The kind of error when the decision is to wait for the host.
+    ///   - cause: What the error says of the failure, by its kind.
+    func carryOut(
+        taskID: String, unreachable: DownloadManagerError.Kind = .hostUnreachable,
+        cause: (DownloadManagerError.Kind) -> String
+    ) async throws {
+        switch self {
+        case .cancel:
+            throw CancellationError()
+        case .retry(let delay):
+            try await Task.sleep(for: delay)
+        case .fail(let kind, let failures):
+            throw DownloadFailurePolicy.error(kind, consecutiveFailures: failures, cause: cause(kind), taskID: taskID)
+        case .waitForHost(let failures):
+            throw DownloadFailurePolicy.error(
+                unreachable, consecutiveFailures: failures, cause: cause(unreachable), taskID: taskID)
+        }
+    }
+}

@@ -132,18 +132,8 @@ struct HLSTaskRunner: Sendable {
             } catch let error as HLSDownloadError {
                 streak.progressed(to: done.withLock { $0 })
                 let failure = DownloadFailure(error, taskCancelled: Task.isCancelled)
-                switch policy.decide(failure, streak: &streak) {
-                case .cancel:
-                    throw CancellationError()
-                case .retry(let delay):
-                    try await Task.sleep(for: delay)
-                case .fail(let kind, let failures):
-                    let room = kind == .diskFull ? FileSystemSpace.describing(info.location) : ""
-                    throw DownloadFailurePolicy.error(
-                        kind, consecutiveFailures: failures, cause: error.description + room, taskID: info.id)
-                case .waitForHost(let failures):
-                    throw DownloadFailurePolicy.error(
-                        .hostUnreachable, consecutiveFailures: failures, cause: error.description, taskID: info.id)
+                try await policy.decide(failure, streak: &streak).carryOut(taskID: info.id) { kind in
+                    error.description + (kind == .diskFull ? FileSystemSpace.describing(info.location) : "")
                 }
             }
         }

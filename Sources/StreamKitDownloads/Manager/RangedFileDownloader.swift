@@ -401,17 +401,8 @@ final class RangedFileDownloader: Sendable {
     /// wait, or fail the task.
     private func failed(_ error: HTTPClientError, worker: Int?) async throws {
         let failure = DownloadFailure(error, taskCancelled: Task.isCancelled)
-        switch shared.withLock({ policy.decide(failure, streak: &$0.failures) }) {
-        case .cancel:
-            throw CancellationError()
-        case .retry(let delay):
-            try await Task.sleep(for: delay)
-        case .fail(let kind, let failures):
-            throw DownloadFailurePolicy.error(kind, consecutiveFailures: failures, cause: "\(error)", taskID: taskID)
-        case .waitForHost(let failures):
-            throw DownloadFailurePolicy.error(
-                .hostUnreachable, consecutiveFailures: failures, cause: "\(error)", taskID: taskID)
-        }
+        let decision = shared.withLock { policy.decide(failure, streak: &$0.failures) }
+        try await decision.carryOut(taskID: taskID) { _ in "\(error)" }
     }
 
     private func saveLoop(_ descriptor: Int32) async throws {

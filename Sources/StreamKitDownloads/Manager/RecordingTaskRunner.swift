@@ -47,19 +47,10 @@ struct RecordingTaskRunner: Sendable {
                 throw Task.isCancelled ? CancellationError() : error
             }
             if Task.isCancelled { throw CancellationError() }
-            switch policy.decide(failure, streak: &streak) {
-            case .cancel:
-                throw CancellationError()
-            case .retry(let delay):
-                try await Task.sleep(for: delay)
-            case .fail(let kind, let failures):
-                throw DownloadFailurePolicy.error(
-                    kind, consecutiveFailures: failures, cause: "recording \(info.url): \(cause)", taskID: info.id)
-            case .waitForHost(let failures):
-                // Not reached: a recording's failures are never `unreachable` (the host probe speaks HTTP).
-                throw DownloadFailurePolicy.error(
-                    .transfer, consecutiveFailures: failures, cause: "recording \(info.url): \(cause)",
-                    taskID: info.id)
+            // Waiting for the host is not reached: a recording's failures are never `unreachable`
+            // (the host probe speaks HTTP).
+            try await policy.decide(failure, streak: &streak).carryOut(taskID: info.id, unreachable: .transfer) { _ in
+                "recording \(info.url): \(cause)"
             }
         }
     }
