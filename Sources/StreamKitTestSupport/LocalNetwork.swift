@@ -101,6 +101,26 @@ public enum LocalNetwork {
         return isListening(port: port)
     }
 
+    /// Accepts connections on `listener` until `isStopped` says so (asked at least every 50 ms),
+    /// handing each new socket to `accepted`: the accept loop of the scripted test servers.
+    static func acceptConnections(on listener: Int32, until isStopped: () -> Bool, _ accepted: (Int32) -> Void) {
+        while !isStopped() {
+            var descriptor = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 50) > 0 else { continue }
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { continue }
+            accepted(connection)
+        }
+    }
+
+    /// Waits until `active` (the connections a stopped test server still serves) is 0, at most 5 s.
+    static func waitForConnectionsToEnd(_ active: () -> Int) async {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while active() > 0 && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
     static func loopbackAddress(port: UInt16) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

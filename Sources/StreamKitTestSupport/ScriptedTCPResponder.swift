@@ -80,10 +80,7 @@ public final class ScriptedTCPResponder: Sendable {
     public func stop() async {
         state.withLock { $0.stopped = true }
         shutdown(listener, Int32(SHUT_RDWR))
-        let deadline = ContinuousClock.now + .seconds(5)
-        while state.withLock({ $0.active }) > 0 && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
+        await LocalNetwork.waitForConnectionsToEnd { state.withLock { $0.active } }
     }
 
     /// An HTTP/1.1 response as bytes, for `.send`.
@@ -101,11 +98,7 @@ public final class ScriptedTCPResponder: Sendable {
     private var isStopped: Bool { state.withLock { $0.stopped } }
 
     private func acceptLoop() {
-        while !isStopped {
-            var descriptor = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            guard poll(&descriptor, 1, 50) > 0 else { continue }
-            let connection = accept(listener, nil, nil)
-            guard connection >= 0 else { continue }
+        LocalNetwork.acceptConnections(on: listener, until: { isStopped }) { connection in
             let index = state.withLock { state in
                 state.connections += 1
                 state.active += 1

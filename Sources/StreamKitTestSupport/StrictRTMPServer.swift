@@ -70,10 +70,7 @@ public final class StrictRTMPServer: Sendable {
     public func stop() async {
         state.withLock { $0.stopped = true }
         shutdown(listener, Int32(SHUT_RDWR))
-        let deadline = ContinuousClock.now + .seconds(5)
-        while state.withLock({ $0.active }) > 0 && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
+        await LocalNetwork.waitForConnectionsToEnd { state.withLock { $0.active } }
     }
 
     // MARK: Private
@@ -81,11 +78,7 @@ public final class StrictRTMPServer: Sendable {
     private var isStopped: Bool { state.withLock { $0.stopped } }
 
     private func acceptLoop() {
-        while !isStopped {
-            var descriptor = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            guard poll(&descriptor, 1, 50) > 0 else { continue }
-            let connection = accept(listener, nil, nil)
-            guard connection >= 0 else { continue }
+        LocalNetwork.acceptConnections(on: listener, until: { isStopped }) { connection in
             let index = state.withLock { state in
                 state.active += 1
                 state.sessions.append(Session())
