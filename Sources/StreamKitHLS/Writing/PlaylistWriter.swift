@@ -332,7 +332,7 @@ struct PlaylistWriter {
 
 /// Builds `NAME=VALUE,…`.
 struct AttributeListWriter {
-    var bytes: [UInt8] = []
+    private(set) var bytes: [UInt8] = []
 
     private mutating func name(_ name: String) {
         if !bytes.isEmpty { bytes.append(UInt8(ascii: ",")) }
