@@ -50,8 +50,8 @@ import Testing
         await setup.origin.stop()
     }
 
-    /// A run killed inside an atomic write (package.json, a recorded source playlist) leaves the
-    /// temporary file; the next run removes it.
+    /// A run killed inside an atomic write (package.json, a recorded source playlist, a
+    /// rendition's media playlist) leaves the temporary file; the next run removes it.
     @Test func temporaryFilesOfAKilledWriteAreRemovedOnResume() async throws {
         let setup = try await Setup.make(files: [
             "a.ts": Data(repeating: 1, count: 1000),
@@ -63,6 +63,7 @@ import Testing
             setup.package.appendingPathComponent("package.json.1a2b3c" + PackageLayout.temporarySuffix),
             setup.package.appendingPathComponent(
                 PackageLayout.internalFolder + "/video.m3u8.4d5e6f" + PackageLayout.temporarySuffix),
+            setup.package.appendingPathComponent("video/index.m3u8.7a8b9c" + PackageLayout.temporarySuffix),
         ]
         for file in stale { try Data("half".utf8).write(to: file) }
         #expect(try await Support.run(job).0.status == .complete)

@@ -146,7 +146,7 @@ final class HLSDownloadEngine: Sendable {
                             + "subtitles \(manifest.selection.subtitles)\(Self.filterWords(manifest.selection))"
                             + "\(manifest.decrypt ? ", decrypted" : ""))")
                 }
-                removeStaleTemporaryFiles()
+                removeStaleTemporaryFiles(renditionFolders: manifest.renditions.map(\.folder))
                 return (manifest, false)
             }
             let contents = (try? fileManager.contentsOfDirectory(atPath: directory.path)) ?? []
@@ -162,10 +162,14 @@ final class HLSDownloadEngine: Sendable {
         return (nil, true)
     }
 
-    /// Removes what an atomic write killed half-way left (package.json and the recorded source playlists are
-    /// written under a temporary name, then renamed): nothing else writes to this package while it runs.
-    private func removeStaleTemporaryFiles() {
-        for folder in [directory.path, path(PackageLayout.internalFolder)] {
+    /// Removes what an atomic write killed half-way left (package.json, the recorded source
+    /// playlists, and in the rendition folders the media playlists, keys, subtitles and ranges
+    /// records are written under a temporary name, then renamed): nothing else writes to this
+    /// package while it runs. A folder name read from the manifest is used only when it is one
+    /// plain name, so that a damaged manifest cannot point the sweep outside the package.
+    private func removeStaleTemporaryFiles(renditionFolders: [String]) {
+        let plain = renditionFolders.filter { !$0.isEmpty && !$0.contains("/") && $0 != "." && $0 != ".." }
+        for folder in [directory.path, path(PackageLayout.internalFolder)] + plain.map(path) {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
             where name.hasSuffix(PackageLayout.temporarySuffix) {
                 unlink(folder + "/" + name)
