@@ -80,4 +80,61 @@ import Testing
         #expect(read.files.map(\.path) == ["video/0.ts", "video/1.ts", "video/2.ts"])
         #expect(read.files.last?.length == 12 && read.journal == 7)
     }
+
+    /// A manifest with every member set: what package.json holds when nothing is left out.
+    private func fullManifest() throws -> PackageManifest {
+        let text = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360\nv.m3u8\n"
+        guard case .multivariant(let master) = try Playlist.parse(Array(text.utf8)).playlist else {
+            throw CocoaError(.fileReadCorruptFile)
+        }
+        var files = [file("video/0.ts", "done", length: 10), file("video/1.ts", "gap")]
+        files[0].etag = "\"e\\/\u{1}\""
+        files[0].ranges = [[0, 10], [20, 30]]
+        files[1].error = "HTTP 404"
+        var manifest = manifest(journal: 7)
+        manifest.renditions[0].groupID = "aud"
+        manifest.renditions[0].name = "English"
+        manifest.renditions[0].language = "en"
+        manifest.renditions[0].bandwidth = 800_000
+        manifest.renditions[0].lastSourceSequence = 12
+        manifest.renditions[0].duration = 2.002
+        manifest.title = "A title/with \"quotes\""
+        manifest.masterURL = "http://h/master.m3u8"
+        manifest.error = "failed"
+        manifest.master = master
+        manifest.variant = master.variants.first
+        manifest.sourceKind = PackageManifest.dashKind
+        manifest.files = files
+        return manifest
+    }
+
+    /// package.json written with its file records made one at a time is the manifest written
+    /// from its array, byte for byte, and reads back as it; the explicit encoding names every
+    /// stored member (one added without a key would silently not be written).
+    @Test func aManifestWrittenRecordByRecordIsTheManifestWrittenWhole() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streamed-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let full = try fullManifest()
+        #expect(Mirror(reflecting: full).children.count == PackageManifest.CodingKeys.allCases.count)
+        try PackageStore.save(full, in: directory)
+        let whole = try Data(contentsOf: PackageStore.manifestURL(in: directory))
+        #expect(try PackageManifest.load(from: directory) == full)
+        #expect(try JSONDecoder().decode(PackageManifest.self, from: JSONEncoder().encode(full)) == full)
+        var header = full
+        header.files = []
+        var made = 0
+        try PackageStore.save(
+            StreamedPackageManifest(
+                manifest: header,
+                records: .init { emit in
+                    for record in full.files {
+                        made += 1
+                        try emit(record)
+                    }
+                }),
+            in: directory)
+        #expect(made == full.files.count)
+        #expect(try Data(contentsOf: PackageStore.manifestURL(in: directory)) == whole)
+    }
 }

@@ -17,25 +17,29 @@ struct CheckpointJournal: Hashable, Sendable {
 
 // State on disk: package.json, written whole or continued by a line of the journal.
 extension HLSDownloadEngine {
-    /// The manifest as of now. The state is taken under the lock; the lengths of gaps in byte-range
-    /// files are read from disk after it is released.
-    func manifest(status: PackageStatus, error: String?) -> PackageManifest {
+    /// The manifest as of now, its file records made as they are written. The state is taken
+    /// under the lock (its arrays of files and states are shared with the engine's until either
+    /// changes a chunk); the records, and the lengths of gaps in byte-range files read from disk,
+    /// are made after it is released.
+    func manifest(status: PackageStatus, error: String?) -> StreamedPackageManifest {
         let state = state.withLock { state in
             state.books.manifestTaken()
             return state
         }
-        var files: [PackageManifest.File] = []
-        files.reserveCapacity(state.books.files.count)
-        for index in state.books.files.indices {
-            if let record = fileRecord(index, in: state) { files.append(record) }
-        }
-        return PackageManifest(
+        let manifest = PackageManifest(
             id: job.packageID, source: job.source, title: job.title, masterURL: state.masterURL,
             selection: job.selection,
             decrypt: options.decrypt, live: state.live, status: status, error: error, created: state.created,
             updated: PackageStore.timestamp(), master: state.master, variant: state.variant,
-            renditions: renditionRecords(in: state), files: files,
+            renditions: renditionRecords(in: state), files: [],
             sourceKind: state.dash == nil ? nil : PackageManifest.dashKind)
+        return StreamedPackageManifest(
+            manifest: manifest,
+            records: .init { emit in
+                for index in state.books.files.indices {
+                    if let record = self.fileRecord(index, in: state) { try emit(record) }
+                }
+            })
     }
 
     /// What package.json records of file `index`; `nil` for a key removed after decryption.
@@ -84,11 +88,11 @@ extension HLSDownloadEngine {
         var manifest = manifest(status: status, error: error)
         // A number of its own: a journal line that a kill left over from another write of the
         // file cannot carry it.
-        manifest.journal = continued ? Int.random(in: 1...Int(Int32.max)) : nil
+        manifest.manifest.journal = continued ? Int.random(in: 1...Int(Int32.max)) : nil
         state.withLock { $0.journal = nil }
         try PackageStore.save(manifest, in: directory)
         PackageFiles.remove(PackageStore.journalURL(in: directory).path)
-        guard let number = manifest.journal,
+        guard let number = manifest.manifest.journal,
             let bytes = PackageFiles.size(PackageStore.manifestURL(in: directory).path)
         else { return }
         state.withLock { $0.journal = CheckpointJournal(number: number, manifestBytes: Int(bytes)) }

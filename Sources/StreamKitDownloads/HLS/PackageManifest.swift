@@ -115,6 +115,60 @@ public struct PackageManifest: Codable, Sendable, Hashable {
 
     /// ``sourceKind`` of a package downloaded from an MPD.
     public static let dashKind = "dash"
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case format, id, source, title, masterURL, selection, decrypt, live, status, error, created, updated
+        case master, variant, renditions, files, sourceKind, journal
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try encode(to: encoder, files: files)
+    }
+
+    /// Encodes the manifest with `files` in place of ``files``, so that a checkpoint can stream
+    /// its file records to the file one at a time rather than gather them in an array first.
+    /// Members in declaration order, `nil` ones left out, as the synthesized encoding wrote them.
+    func encode(to encoder: any Encoder, files: some Encodable) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(format, forKey: .format)
+        try container.encode(id, forKey: .id)
+        try container.encode(source, forKey: .source)
+        try container.encodeIfPresent(title, forKey: .title)
+        try container.encodeIfPresent(masterURL, forKey: .masterURL)
+        try container.encode(selection, forKey: .selection)
+        try container.encode(decrypt, forKey: .decrypt)
+        try container.encode(live, forKey: .live)
+        try container.encode(status, forKey: .status)
+        try container.encodeIfPresent(error, forKey: .error)
+        try container.encode(created, forKey: .created)
+        try container.encode(updated, forKey: .updated)
+        try container.encodeIfPresent(master, forKey: .master)
+        try container.encodeIfPresent(variant, forKey: .variant)
+        try container.encode(renditions, forKey: .renditions)
+        try container.encode(files, forKey: .files)
+        try container.encodeIfPresent(sourceKind, forKey: .sourceKind)
+        try container.encodeIfPresent(journal, forKey: .journal)
+    }
+}
+
+/// A manifest whose file records are made as they are written: `produce` hands each to `emit`,
+/// in order. The manifest's own ``PackageManifest/files`` are not written.
+struct StreamedPackageManifest: Encodable {
+    struct Records: Encodable {
+        let produce: (_ emit: (PackageManifest.File) throws -> Void) throws -> Void
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.unkeyedContainer()
+            try produce { try container.encode($0) }
+        }
+    }
+
+    var manifest: PackageManifest
+    var records: Records
+
+    func encode(to encoder: any Encoder) throws {
+        try manifest.encode(to: encoder, files: records)
+    }
 }
 
 /// One line of `.streamkit/package.journal`: a checkpoint that wrote only what changed since the
@@ -213,6 +267,14 @@ package enum PackageStore {
     /// encoded (`JSONEncoder` would build the whole document, and a tree of it before that, in
     /// memory: several times a million-segment manifest's size, at every checkpoint).
     static func save(_ manifest: PackageManifest, in directory: URL) throws(HLSDownloadError) {
+        try save(
+            StreamedPackageManifest(manifest: manifest, records: .init { emit in try manifest.files.forEach(emit) }),
+            in: directory)
+    }
+
+    /// Writes `manifest` as ``save(_:in:)`` does, its file records made one at a time as they
+    /// are written (a million-segment package's array of them is 120 MB).
+    static func save(_ manifest: StreamedPackageManifest, in directory: URL) throws(HLSDownloadError) {
         do {
             try AtomicFile.write(
                 to: manifestURL(in: directory).path, temporarySuffix: PackageLayout.temporarySuffix
