@@ -375,15 +375,15 @@ final class HLSDownloadEngine: Sendable {
             (manifest?.files ?? []).map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
         let (files, folders) = state.withLock { ($0.books.files, $0.renditions.map(\.selected.folder)) }
         for folder in folders { try PackageFiles.createDirectory(path(folder)) }
-        var outcomes: [(FileState, RangedFileState?)] = []
+        var outcomes = ReconciledFiles()
         for file in files {
             outcomes.append(reconcile(file, record: records[file.path]))
         }
         let checked = await verifyCompleted(&outcomes, files: files, records: records, status: manifest?.status)
         if Task.isCancelled { throw .cancelled }
         return state.withLock { state in
-            for (index, (fileState, ranged)) in outcomes.enumerated() {
-                state.books.fileRestored(index, fileState, ranged)
+            for (index, fileState) in outcomes.states.enumerated() {
+                state.books.fileRestored(index, fileState, outcomes.ranged[index])
             }
             var summary = summary(in: state)
             summary.filesVerified = checked.verified
