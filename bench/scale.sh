@@ -173,8 +173,11 @@ with open(path, "w") as out:
     out.write("#EXT-X-ENDLIST\n")
 ' "$segments" "$playlist"
             rm -rf "$home"
+            # Past the default bound of 100,000 segments a playlist, raise it to the size.
+            limit=()
+            [ "$segments" -le 100000 ] || limit=(--max-segments "$segments")
             measure download "$segments" "$streamkit" download "$origin/tiny-$segments.m3u8" \
-                --home "$home" -j 8 --json
+                --home "$home" -j 8 --json "${limit[@]}"
         done
         table downloads
         ;;
