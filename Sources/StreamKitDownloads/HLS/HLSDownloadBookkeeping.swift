@@ -33,7 +33,7 @@ struct HLSDownloadBookkeeping: Sendable {
     let minimumPieceBytes: Int64
 
     private(set) var files = ChunkedArray<PlannedFile>()
-    private(set) var fileIndex: [String: Int] = [:]
+    private var paths = FilePathIndex()
     private(set) var states = ChunkedArray<FileState>()
     private(set) var ranged: [Int: RangedFileState] = [:]
 
@@ -51,10 +51,13 @@ struct HLSDownloadBookkeeping: Sendable {
 
     /// Something package.json records changed since it was last written.
     private(set) var manifestDirty = true
-    /// The files planned or whose state changed since package.json's state was last taken;
-    /// `nil` when the files were renumbered (a recording trimmed), so that only a whole
+    /// The files before ``plannedSince`` whose state changed since package.json's state was last
+    /// taken; `nil` when the files were renumbered (a recording trimmed), so that only a whole
     /// package.json can record them.
     private var changedFiles: Set<Int>? = []
+    /// The count of files when package.json's state was last taken: every file from this index
+    /// on is new since (a set of a long playlist's every index took 30 bytes a file).
+    private var plannedSince = 0
     /// When the last checkpoint was written, and how long it took.
     private var lastCheckpoint: ContinuousClock.Instant?
     private var checkpointCost = Duration.zero
@@ -65,6 +68,9 @@ struct HLSDownloadBookkeeping: Sendable {
         self.connections = connections
         self.minimumPieceBytes = minimumPieceBytes
     }
+
+    /// The index of the file at `path`, if one is planned.
+    func fileIndex(_ path: String) -> Int? { paths.index(of: path, in: files) }
 
     // MARK: Planning
 
@@ -82,13 +88,13 @@ struct HLSDownloadBookkeeping: Sendable {
         var indices: [Int] = []
         indices.reserveCapacity(newFiles.underestimatedCount)
         for file in newFiles {
-            if let existing = fileIndex[file.path] {
+            if let existing = paths.index(of: file.path, in: files) {
                 indices.append(existing)
                 continue
             }
-            fileIndex[file.path] = files.count
             indices.append(files.count)
             files.append(file)
+            paths.insert(files.count - 1, in: files)
             states.append(.pending)
             counted(newFile: file, at: files.count - 1)
         }
@@ -103,12 +109,15 @@ struct HLSDownloadBookkeeping: Sendable {
             filesPlanned(newFiles)
             return
         }
-        fileIndex.reserveCapacity(newFiles.count)
-        for (index, file) in newFiles.enumerated() where fileIndex.updateValue(index, forKey: file.path) != nil {
-            // A path twice: added one at a time, a later file taking the first one's index.
-            fileIndex = [:]
-            filesPlanned(newFiles)
-            return
+        paths.reserveCapacity(newFiles.count, in: newFiles)
+        for (index, file) in newFiles.enumerated() {
+            guard paths.index(of: file.path, in: newFiles) == nil else {
+                // A path twice: added one at a time, the later file taking the first one's index.
+                paths = FilePathIndex()
+                filesPlanned(newFiles)
+                return
+            }
+            paths.insert(index, in: newFiles)
         }
         files = newFiles
         for (index, file) in newFiles.enumerated() {
@@ -118,7 +127,6 @@ struct HLSDownloadBookkeeping: Sendable {
     }
 
     private mutating func counted(newFile file: PlannedFile, at index: Int) {
-        changedFiles?.insert(index)
         unitsTotal += file.units
         if file.kind == .segment {
             estimator.renditions[file.rendition].totalDuration += file.duration
@@ -189,7 +197,10 @@ struct HLSDownloadBookkeeping: Sendable {
         files = keptFiles
         states = keptStates
         changedFiles = nil
-        fileIndex = Dictionary(uniqueKeysWithValues: keptFiles.enumerated().map { ($1.path, $0) })
+        plannedSince = 0
+        paths = FilePathIndex()
+        paths.reserveCapacity(keptFiles.count, in: keptFiles)
+        for index in keptFiles.indices { paths.insert(index, in: keptFiles) }
         ranged = [:]
         return removed
     }
@@ -345,19 +356,25 @@ struct HLSDownloadBookkeeping: Sendable {
 
     /// The state package.json records was taken for writing: it is no longer dirty.
     ///
-    /// - Returns: The files planned or changed since it was last taken, in order; `nil` when only
-    ///   a whole package.json can record what changed.
+    /// - Parameter listingChanges: Whether the caller records only what changed (a line of the
+    ///   journal), rather than the whole state.
+    /// - Returns: When `listingChanges`, the files planned or changed since it was last taken, in
+    ///   order; `nil` when only a whole package.json can record what changed, or when not asked.
     @discardableResult
-    mutating func manifestTaken() -> [Int]? {
+    mutating func manifestTaken(listingChanges: Bool = true) -> [Int]? {
         manifestDirty = false
-        defer { changedFiles = [] }
-        return changedFiles?.sorted()
+        defer {
+            changedFiles = []
+            plannedSince = files.count
+        }
+        guard listingChanges, let changedFiles else { return nil }
+        return changedFiles.sorted() + Array(plannedSince..<files.count)
     }
 
     /// Sets a file's state, and notes the file for the next checkpoint.
     private mutating func setState(_ index: Int, _ state: FileState) {
         states[index] = state
-        changedFiles?.insert(index)
+        if index < plannedSince { changedFiles?.insert(index) }
     }
 
     /// A checkpoint due at `start` was written by `end`.

@@ -105,7 +105,7 @@ extension HLSDownloadEngine {
                 var end = segments.count
                 for (position, segment) in segments.enumerated() {
                     let ready = [segment.file, segment.mapFile].compactMap { $0 }.allSatisfy { path in
-                        guard let fileIndex = state.books.fileIndex[path] else { return true }
+                        guard let fileIndex = state.books.fileIndex(path) else { return true }
                         switch state.books.states[fileIndex] {
                         case .done: return true
                         case .skipped: return options.skipBroken
@@ -153,7 +153,7 @@ extension HLSDownloadEngine {
             let size: Int64
             if let range = segment.local.range {
                 size = range.count
-            } else if let file = segment.file, let index = state.books.fileIndex[file],
+            } else if let file = segment.file, let index = state.books.fileIndex(file),
                 case .done(let length, _) = state.books.states[index]
             {
                 size = length

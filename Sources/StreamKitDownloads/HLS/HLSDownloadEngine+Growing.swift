@@ -266,7 +266,7 @@ extension HLSDownloadEngine {
             segment.file.map { ($0, segment.local.range) }, segment.mapFile.map { ($0, segment.localMap?.range) },
         ].compactMap { $0 }
         for (path, range) in files {
-            guard let fileIndex = state.books.fileIndex[path] else { continue }
+            guard let fileIndex = state.books.fileIndex(path) else { continue }
             switch state.books.states[fileIndex] {
             case .done:
                 break
@@ -284,7 +284,7 @@ extension HLSDownloadEngine {
         }
         let folder = state.renditions[rendition].selected.folder
         for key in segment.localKeys + segment.localMapKeys {
-            guard let uri = key.uri, let fileIndex = state.books.fileIndex[folder + "/" + uri] else { continue }
+            guard let uri = key.uri, let fileIndex = state.books.fileIndex(folder + "/" + uri) else { continue }
             if !state.books.states[fileIndex].isDone { return .pending }
         }
         return result

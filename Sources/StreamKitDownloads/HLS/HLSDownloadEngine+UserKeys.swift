@@ -55,9 +55,9 @@ extension HLSDownloadEngine {
     func explainingUserKey(_ error: HLSDownloadError) -> HLSDownloadError {
         guard error.kind == .decryptionFailed, let path = error.path else { return error }
         let keyURL: String? = state.withLock { state in
-            guard let index = state.books.fileIndex[path],
+            guard let index = state.books.fileIndex(path),
                 let keyPath = state.books.files[index].decryption?.keyPath, state.userKeyPaths.contains(keyPath),
-                let keyIndex = state.books.fileIndex[keyPath]
+                let keyIndex = state.books.fileIndex(keyPath)
             else { return nil }
             return state.books.files[keyIndex].url
         }
