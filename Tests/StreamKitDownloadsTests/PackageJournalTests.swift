@@ -125,8 +125,8 @@ import Testing
         header.files = []
         var made = 0
         try PackageStore.save(
-            StreamedPackageManifest(
-                manifest: header,
+            StreamedFileRecords(
+                document: header,
                 records: .init { emit in
                     for record in full.files {
                         made += 1
@@ -136,5 +136,20 @@ import Testing
             in: directory)
         #expect(made == full.files.count)
         #expect(try Data(contentsOf: PackageStore.manifestURL(in: directory)) == whole)
+    }
+
+    /// A journal line written with its file records made one at a time reads back as the update
+    /// it records, and its explicit encoding names every stored member.
+    @Test func aLineWrittenRecordByRecordReadsBackAsTheUpdate() throws {
+        let full = update(7, segments: 3, [file("video/1.ts", "done", length: 11), file("video/2.ts", "gap")])
+        #expect(Mirror(reflecting: full).children.count == PackageManifestUpdate.CodingKeys.allCases.count)
+        var header = full
+        header.files = []
+        var bytes: [UInt8] = []
+        var writer = JSONWriter(chunkSize: 16) { bytes += $0 }
+        try writer.encode(StreamedFileRecords(document: header, records: .init { try full.files.forEach($0) }))
+        writer.flush()
+        #expect(try JSONDecoder().decode(PackageManifestUpdate.self, from: Data(bytes)) == full)
+        #expect(try JSONDecoder().decode(PackageManifestUpdate.self, from: JSONEncoder().encode(full)) == full)
     }
 }

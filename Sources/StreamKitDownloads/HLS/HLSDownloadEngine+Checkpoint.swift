@@ -21,9 +21,9 @@ extension HLSDownloadEngine {
     /// under the lock (its arrays of files and states are shared with the engine's until either
     /// changes a chunk); the records, and the lengths of gaps in byte-range files read from disk,
     /// are made after it is released.
-    func manifest(status: PackageStatus, error: String?) -> StreamedPackageManifest {
+    func manifest(status: PackageStatus, error: String?) -> StreamedFileRecords<PackageManifest> {
         let state = state.withLock { state in
-            state.books.manifestTaken()
+            state.books.manifestTaken(listingChanges: false)
             return state
         }
         let manifest = PackageManifest(
@@ -33,8 +33,8 @@ extension HLSDownloadEngine {
             updated: PackageStore.timestamp(), master: state.master, variant: state.variant,
             renditions: renditionRecords(in: state), files: [],
             sourceKind: state.dash == nil ? nil : PackageManifest.dashKind)
-        return StreamedPackageManifest(
-            manifest: manifest,
+        return StreamedFileRecords(
+            document: manifest,
             records: .init { emit in
                 for index in state.books.files.indices {
                     if let record = self.fileRecord(index, in: state) { try emit(record) }
@@ -88,11 +88,11 @@ extension HLSDownloadEngine {
         var manifest = manifest(status: status, error: error)
         // A number of its own: a journal line that a kill left over from another write of the
         // file cannot carry it.
-        manifest.manifest.journal = continued ? Int.random(in: 1...Int(Int32.max)) : nil
+        manifest.document.journal = continued ? Int.random(in: 1...Int(Int32.max)) : nil
         state.withLock { $0.journal = nil }
         try PackageStore.save(manifest, in: directory)
         PackageFiles.remove(PackageStore.journalURL(in: directory).path)
-        guard let number = manifest.manifest.journal,
+        guard let number = manifest.document.journal,
             let bytes = PackageFiles.size(PackageStore.manifestURL(in: directory).path)
         else { return }
         state.withLock { $0.journal = CheckpointJournal(number: number, manifestBytes: Int(bytes)) }
@@ -106,18 +106,31 @@ extension HLSDownloadEngine {
             try saveManifest(status: status, error: nil, continued: true)
             return
         }
-        let update = PackageManifestUpdate(
-            journal: journal.number, status: status, updated: PackageStore.timestamp(),
-            renditions: renditionRecords(in: snapshot), files: changed.compactMap { fileRecord($0, in: snapshot) })
-        var line: [UInt8]
+        let update = StreamedFileRecords(
+            document: PackageManifestUpdate(
+                journal: journal.number, status: status, updated: PackageStore.timestamp(),
+                renditions: renditionRecords(in: snapshot), files: []),
+            records: .init { emit in
+                for index in changed {
+                    if let record = self.fileRecord(index, in: snapshot) { try emit(record) }
+                }
+            })
+        // The line goes to the journal in chunks as it is encoded: a checkpoint after a burst of
+        // completed files records thousands of them.
+        var lineBytes = 0
         do {
-            line = Array(try JSONEncoder().encode(update))
-        } catch {
-            throw HLSDownloadError(.writeFailed, path: PackageLayout.journalName, detail: "\(error)")
-        }
-        line.append(0x0A)
-        do {
-            try PackageStore.append(line, to: PackageStore.journalURL(in: directory).path, creating: true)
+            try PackageStore.append(to: PackageStore.journalURL(in: directory).path, creating: true) { emit in
+                try withoutActuallyEscaping(emit) { output in
+                    var writer = JSONWriter(chunkSize: 64 << 10) { chunk in
+                        lineBytes += chunk.count
+                        output(chunk)
+                    }
+                    try writer.encode(update)
+                    writer.flush()
+                }
+                emit([0x0A])
+                lineBytes += 1
+            }
         } catch {
             // What this line held is recorded by the next checkpoint, whole.
             state.withLock { state in
@@ -126,6 +139,6 @@ extension HLSDownloadEngine {
             }
             throw error
         }
-        state.withLock { $0.journal?.journalBytes += line.count }
+        state.withLock { $0.journal?.journalBytes += lineBytes }
     }
 }

@@ -151,9 +151,15 @@ public struct PackageManifest: Codable, Sendable, Hashable {
     }
 }
 
-/// A manifest whose file records are made as they are written: `produce` hands each to `emit`,
-/// in order. The manifest's own ``PackageManifest/files`` are not written.
-struct StreamedPackageManifest: Encodable {
+/// A document holding a list of file records: `package.json` and a line of its journal.
+protocol PackageFileList {
+    /// Encodes the document with `files` in place of its own list of file records.
+    func encode(to encoder: any Encoder, files: some Encodable) throws
+}
+
+/// A document whose file records are made as they are written: `produce` hands each to `emit`,
+/// in order. The document's own list of records is not written.
+struct StreamedFileRecords<Document: PackageFileList>: Encodable {
     struct Records: Encodable {
         let produce: (_ emit: (PackageManifest.File) throws -> Void) throws -> Void
 
@@ -163,13 +169,15 @@ struct StreamedPackageManifest: Encodable {
         }
     }
 
-    var manifest: PackageManifest
+    var document: Document
     var records: Records
 
     func encode(to encoder: any Encoder) throws {
-        try manifest.encode(to: encoder, files: records)
+        try document.encode(to: encoder, files: records)
     }
 }
+
+extension PackageManifest: PackageFileList {}
 
 /// One line of `.streamkit/package.journal`: a checkpoint that wrote only what changed since the
 /// one before, instead of the whole of `package.json`. A day's live recording wrote its
@@ -184,6 +192,25 @@ struct PackageManifestUpdate: Codable, Hashable, Sendable {
     var renditions: [PackageManifest.Rendition]
     /// The files planned or changed since the checkpoint before, in download order.
     var files: [PackageManifest.File]
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case journal, status, updated, renditions, files
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try encode(to: encoder, files: files)
+    }
+}
+
+extension PackageManifestUpdate: PackageFileList {
+    func encode(to encoder: any Encoder, files: some Encodable) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(journal, forKey: .journal)
+        try container.encode(status, forKey: .status)
+        try container.encode(updated, forKey: .updated)
+        try container.encode(renditions, forKey: .renditions)
+        try container.encode(files, forKey: .files)
+    }
 }
 
 extension PackageManifest {
@@ -268,13 +295,13 @@ package enum PackageStore {
     /// memory: several times a million-segment manifest's size, at every checkpoint).
     static func save(_ manifest: PackageManifest, in directory: URL) throws(HLSDownloadError) {
         try save(
-            StreamedPackageManifest(manifest: manifest, records: .init { emit in try manifest.files.forEach(emit) }),
+            StreamedFileRecords(document: manifest, records: .init { emit in try manifest.files.forEach(emit) }),
             in: directory)
     }
 
     /// Writes `manifest` as ``save(_:in:)`` does, its file records made one at a time as they
     /// are written (a million-segment package's array of them is 120 MB).
-    static func save(_ manifest: StreamedPackageManifest, in directory: URL) throws(HLSDownloadError) {
+    static func save(_ manifest: StreamedFileRecords<PackageManifest>, in directory: URL) throws(HLSDownloadError) {
         do {
             try AtomicFile.write(
                 to: manifestURL(in: directory).path, temporarySuffix: PackageLayout.temporarySuffix
@@ -333,21 +360,41 @@ package enum PackageStore {
     /// - Parameter creating: Whether a missing file is made (private to the user), rather than
     ///   the append failing.
     static func append(_ bytes: [UInt8], to path: String, creating: Bool = false) throws(HLSDownloadError) {
+        try append(to: path, creating: creating) { emit in emit(bytes) }
+    }
+
+    /// Appends what `produce` hands to its `emit` function to the file at `path`, chunk by chunk,
+    /// so that a long line (a checkpoint of many files) never sits in memory whole. A kill, or a
+    /// failed write, leaves the file with the tail of a line cut short, which its readers drop;
+    /// after a failed write the remaining chunks are dropped, and the error is thrown once
+    /// `produce` returns.
+    static func append(
+        to path: String, creating: Bool = false, produce: (_ emit: ([UInt8]) -> Void) throws -> Void
+    ) throws(HLSDownloadError) {
         let flags = O_WRONLY | O_APPEND | O_CLOEXEC
         let descriptor = creating ? PrivateFiles.open(path, flags | O_CREAT) : open(path, flags)
         guard descriptor >= 0 else {
             throw HLSDownloadError(writeFailed: .current("open", subject: path), path: path)
         }
         defer { close(descriptor) }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else {
-                throw HLSDownloadError(writeFailed: .current("write", subject: path), path: path)
+        var failure: HLSDownloadError?
+        do {
+            try produce { bytes in
+                var offset = 0
+                while failure == nil, offset < bytes.count {
+                    let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+                    if written < 0 && errno == EINTR { continue }
+                    guard written > 0 else {
+                        failure = HLSDownloadError(writeFailed: .current("write", subject: path), path: path)
+                        return
+                    }
+                    offset += written
+                }
             }
-            offset += written
+        } catch {
+            throw failure ?? HLSDownloadError(.writeFailed, path: path, detail: "\(error)")
         }
+        if let failure { throw failure }
     }
 
     /// ISO 8601 in UTC with seconds.
