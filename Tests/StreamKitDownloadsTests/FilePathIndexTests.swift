@@ -8,7 +8,8 @@ import Testing
 @Suite struct FilePathIndexTests {
     private static func file(_ path: String) -> PlannedFile {
         PlannedFile(
-            path: path, kind: .segment, url: "http://h/" + path, parts: nil, rebased: false, decryption: nil,
+            path: path, kind: .segment, source: SourceURI(absolute: "http://h/" + path), parts: nil, rebased: false,
+            decryption: nil,
             rendition: 0, startTime: 0, duration: 2, units: 1)
     }
 

@@ -56,11 +56,12 @@ struct HLSDownloadBookkeepingTests {
         books.renditionPlanned(priorBytesPerSecond: 10)
         func whole(_ path: String, kind: PlannedFile.Kind = .segment, start: Double) -> PlannedFile {
             PlannedFile(
-                path: path, kind: kind, url: "http://origin/\(path)", parts: nil, rebased: false, decryption: nil,
+                path: path, kind: kind, source: SourceURI(absolute: "http://origin/\(path)"), parts: nil,
+                rebased: false, decryption: nil,
                 rendition: 0, startTime: start, duration: kind == .segment ? 4 : 0, units: 1)
         }
         let ranged = PlannedFile(
-            path: audio, kind: .segment, url: "http://origin/audio.aac",
+            path: audio, kind: .segment, source: SourceURI(absolute: "http://origin/audio.aac"),
             parts: [ByteRange(0, 100), ByteRange(100, 200), ByteRange(200, 300), ByteRange(300, 400)],
             rebased: false, decryption: nil, rendition: 1, startTime: 0, duration: 8, units: 4)
         let indices = books.filesPlanned([

@@ -50,7 +50,8 @@ struct PlannedFile: Hashable, Sendable {
     /// What it holds.
     var kind: Kind
     /// The remote resource (absolute http or https; for a key, possibly a `data:` URI).
-    var url: String
+    var url: String { source.absolute }
+    private var source: SourceURI
     /// `nil`: the whole resource. Otherwise the byte ranges of the resource the playlist uses
     /// (segments and maps, sorted, possibly adjacent or overlapping), fetched with Range requests.
     var parts: [ByteRange]?
@@ -75,12 +76,12 @@ struct PlannedFile: Hashable, Sendable {
     }
 
     init(
-        path: String, kind: Kind, url: String, parts: [ByteRange]?, rebased: Bool, decryption: Decryption?,
+        path: String, kind: Kind, source: SourceURI, parts: [ByteRange]?, rebased: Bool, decryption: Decryption?,
         rendition: Int, startTime: Double, duration: Double, units: Int
     ) {
         self.path = path
         self.kind = kind
-        self.url = url
+        self.source = source
         self.parts = parts
         self.rebased = rebased
         self.rendition = rendition
@@ -132,6 +133,8 @@ struct RenditionPlanner: Sendable {
     private var nextSharedFile = 0
     /// The context of the last segment planned, given again to the next while it is equal.
     private var lastContext = SegmentContext.none
+    /// The URL of the playlist the last segment came from, which its URI was resolved against.
+    private var base: PlaylistBase?
     /// The next local media sequence number.
     private(set) var nextLocalSequence: UInt64?
 
@@ -193,12 +196,14 @@ struct RenditionPlanner: Sendable {
         }
 
         let resolved = HLSUserKeys.overridingIV(iv, in: Self.normalized(original))
+        if base?.url != playlistURL { base = PlaylistBase(url: playlistURL) }
+        let source = SourceURI(absolute: resolved.uri, written: segment.uri, base: base!)
         let localSequence = nextLocalSequence ?? resolved.mediaSequence
         nextLocalSequence = localSequence &+ 1
         if let exclusion {
             planning.segments.append(
                 RecordedSegment(
-                    segment: segment, resolved: resolved, localSequence: localSequence, file: nil,
+                    segment: segment, resolved: resolved, source: source, localSequence: localSequence, file: nil,
                     local: LocalReference(uri: "", range: nil),
                     context: context(
                         SegmentContext(
@@ -217,7 +222,8 @@ struct RenditionPlanner: Sendable {
             keyPaths[uri] = path
             planning.keyFiles.append(
                 PlannedFile(
-                    path: path, kind: .key, url: uri, parts: nil, rebased: false, decryption: nil,
+                    path: path, kind: .key, source: SourceURI(absolute: uri), parts: nil, rebased: false,
+                    decryption: nil,
                     rendition: rendition, startTime: resolved.startTime, duration: 0, units: 1))
             return path
         }
@@ -299,7 +305,8 @@ struct RenditionPlanner: Sendable {
                     nextMap += 1
                     planning.files.append(
                         PlannedFile(
-                            path: path, kind: .map, url: map.uri, parts: map.byteRange.map { [$0] },
+                            path: path, kind: .map, source: SourceURI(absolute: map.uri),
+                            parts: map.byteRange.map { [$0] },
                             rebased: map.byteRange != nil, decryption: mapDecryption, rendition: rendition,
                             startTime: resolved.startTime, duration: 0, units: 1))
                     mapFile = path
@@ -347,7 +354,7 @@ struct RenditionPlanner: Sendable {
                 }
                 planning.files.append(
                     PlannedFile(
-                        path: path, kind: .segment, url: resolved.uri, parts: resolved.byteRange.map { [$0] },
+                        path: path, kind: .segment, source: source, parts: resolved.byteRange.map { [$0] },
                         rebased: resolved.byteRange != nil, decryption: decryption, rendition: rendition,
                         startTime: resolved.startTime, duration: resolved.duration, units: 1))
                 file = path
@@ -361,7 +368,8 @@ struct RenditionPlanner: Sendable {
                     ?? []))
         planning.segments.append(
             RecordedSegment(
-                segment: segment, resolved: resolved, localSequence: localSequence, file: file, local: local,
+                segment: segment, resolved: resolved, source: source, localSequence: localSequence, file: file,
+                local: local,
                 context: shared))
     }
 
@@ -397,7 +405,8 @@ struct RenditionPlanner: Sendable {
         nextSharedFile += 1
         files.append(
             PlannedFile(
-                path: path, kind: .segment, url: url, parts: [], rebased: false, decryption: nil,
+                path: path, kind: .segment, source: SourceURI(absolute: url), parts: [], rebased: false,
+                decryption: nil,
                 rendition: rendition, startTime: resolved.startTime, duration: 0, units: 0))
         shared[url] = files.count - 1
         return files.count - 1
@@ -415,11 +424,14 @@ struct RenditionPlanner: Sendable {
         }
     }
 
-    /// `resolved` with spaces in its URIs percent-encoded (servers write them; URLs cannot hold them).
+    /// `uri` with its spaces percent-encoded (servers write them; URLs cannot hold them).
+    static func withSpacesEncoded(_ uri: String) -> String {
+        uri.contains(" ") ? uri.replacingOccurrences(of: " ", with: "%20") : uri
+    }
+
+    /// `resolved` with spaces in its URIs percent-encoded.
     static func normalized(_ resolved: ResolvedSegment) -> ResolvedSegment {
-        func fix(_ uri: String) -> String {
-            uri.contains(" ") ? uri.replacingOccurrences(of: " ", with: "%20") : uri
-        }
+        func fix(_ uri: String) -> String { withSpacesEncoded(uri) }
         guard
             resolved.uri.contains(" ") || resolved.map?.uri.contains(" ") == true
                 || resolved.keys.contains(where: { $0.uri?.contains(" ") == true })

@@ -1,6 +1,55 @@
 import StreamKitCore
 import StreamKitHLS
 
+/// The URL of the playlist a segment was listed in, shared by every ``SourceURI`` resolved
+/// against it.
+final class PlaylistBase: Sendable {
+    let url: String
+
+    init(url: String) {
+        self.url = url
+    }
+}
+
+/// A source's absolute URI, kept as the playlist wrote it with the playlist URL it resolves
+/// against when resolving it gives the absolute URI back, else whole. A download held the
+/// absolute URI of every segment as a string of its own (96 bytes of heap a segment for a short
+/// relative name); the written one is most often short enough to be held inline, or shares the
+/// parsed entry's storage.
+struct SourceURI: Hashable, Sendable {
+    private let text: String
+    private let base: PlaylistBase?
+
+    /// An absolute URI, kept whole.
+    init(absolute: String) {
+        text = absolute
+        base = nil
+    }
+
+    /// `absolute`, which the source wrote as `written` in the playlist at `base`.
+    init(absolute: String, written: String, base: PlaylistBase) {
+        if Self.resolve(written, against: base.url) == absolute {
+            text = written
+            self.base = base
+        } else {
+            text = absolute
+            self.base = nil
+        }
+    }
+
+    /// The absolute URI.
+    var absolute: String { base.map { Self.resolve(text, against: $0.url) } ?? text }
+
+    /// `written` resolved against `base` as a playlist's segments are (``RenditionPlanner/normalized(_:)``).
+    private static func resolve(_ written: String, against base: String) -> String {
+        RenditionPlanner.withSpacesEncoded(resolveURI(written, against: base))
+    }
+
+    static func == (lhs: SourceURI, rhs: SourceURI) -> Bool { lhs.absolute == rhs.absolute }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(absolute) }
+}
+
 /// A reference from a local playlist to a package file: its name inside the rendition folder, and
 /// the byte range when it is a sub-range of the file.
 struct LocalReference: Hashable, Sendable {
@@ -63,7 +112,8 @@ final class SegmentContext: Hashable, Sendable {
 /// flags), with its keys and map in a shared ``SegmentContext``.
 struct RecordedSource: Hashable, Sendable {
     /// The absolute URI.
-    var uri: String
+    var uri: String { source.absolute }
+    var source: SourceURI
     var mediaSequence: UInt64
     var discontinuitySequence: UInt64
     /// The absolute byte range, if the segment is one.
@@ -110,12 +160,12 @@ struct RecordedSegment: Hashable, Sendable {
     var excluded: SegmentFilter.Exclusion?
 
     init(
-        segment: MediaSegment, resolved: ResolvedSegment, localSequence: UInt64, file: String?,
+        segment: MediaSegment, resolved: ResolvedSegment, source: SourceURI, localSequence: UInt64, file: String?,
         local: LocalReference, context: SegmentContext, excluded: SegmentFilter.Exclusion? = nil
     ) {
         self.segment = segment
         self.resolved = RecordedSource(
-            uri: resolved.uri, mediaSequence: resolved.mediaSequence,
+            source: source, mediaSequence: resolved.mediaSequence,
             discontinuitySequence: resolved.discontinuitySequence, byteRange: resolved.byteRange,
             programDateTime: resolved.programDateTime, context: context)
         self.localSequence = localSequence
