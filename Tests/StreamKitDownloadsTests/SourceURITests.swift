@@ -20,6 +20,23 @@ import Testing
         #expect(source.hashValue == SourceURI(absolute: absolute).hashValue)
     }
 
+    /// The base's shortcut for plain relative paths gives what the general resolution gives,
+    /// against bases with and without a path, a query or a fragment.
+    @Test(arguments: [
+        "http://origin.example/live/v/index.m3u8?token=1", "https://h.example", "https://h.example/",
+        "http://h.example:8080/a/b/c.m3u8#frag", "http://h.example/a/b/?x=/y/z", "http://h.example/a;p/b.m3u8",
+        "/local/path/.streamkit/video.m3u8",
+    ])
+    func theShortcutResolvesAsTheGeneralResolution(_ url: String) {
+        let base = PlaylistBase(url: url)
+        for written in [
+            "seg/12.ts", "12.ts", "a b.ts", "x.ts?q=1", "x.ts#f", "a/b/c/d.m4s", "../up.ts", "./here.ts", "a/../b.ts",
+            "/abs.ts", "?only", "#frag", "//cdn.example/y.ts", "http://other.example/x.ts", "", "a:b.ts", "%41.ts",
+        ] {
+            #expect(base.resolve(written) == resolveURI(written, against: url), "\(written) against \(url)")
+        }
+    }
+
     /// An absolute URI that the written one does not resolve to (the resolution was made
     /// against another URL) is kept whole.
     @Test func anAbsoluteURIThatTheWrittenOneDoesNotGiveIsKeptWhole() {

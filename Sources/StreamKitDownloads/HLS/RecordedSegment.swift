@@ -5,9 +5,38 @@ import StreamKitHLS
 /// against it.
 final class PlaylistBase: Sendable {
     let url: String
+    /// The URL up to the last `/` of its path (no query, no fragment), when it has an authority
+    /// and a path: what a relative path with no dot segment is appended to.
+    let directory: String?
 
     init(url: String) {
         self.url = url
+        directory = Self.directory(of: url)
+    }
+
+    private static func directory(of url: String) -> String? {
+        guard let separator = url.firstRange(of: "://") else { return nil }
+        let afterAuthority = url[separator.upperBound...]
+        let end = afterAuthority.firstIndex { $0 == "?" || $0 == "#" } ?? url.endIndex
+        guard let pathStart = afterAuthority[..<end].firstIndex(of: "/"),
+            let lastSlash = url[pathStart..<end].lastIndex(of: "/")
+        else { return nil }
+        return String(url[...lastSlash])
+    }
+
+    /// `written` resolved against the URL (RFC 3986 §5.2), as ``StreamKitHLS/resolveURI(_:against:)``
+    /// gives it: a relative path with no scheme, no dot segment and nothing for the query or the
+    /// authority to change is appended to ``directory`` (a segment's URI is resolved at every
+    /// transfer and checkpoint, and the general resolution took a good part of a long download's
+    /// CPU time); anything else goes through the general resolution.
+    func resolve(_ written: String) -> String {
+        if let directory, let first = written.utf8.first, first != UInt8(ascii: "/"), first != UInt8(ascii: "."),
+            first != UInt8(ascii: "?"), first != UInt8(ascii: "#"),
+            !written.utf8.contains(UInt8(ascii: ":")), !written.contains("/.")
+        {
+            return directory + written
+        }
+        return resolveURI(written, against: url)
     }
 }
 
@@ -28,7 +57,7 @@ struct SourceURI: Hashable, Sendable {
 
     /// `absolute`, which the source wrote as `written` in the playlist at `base`.
     init(absolute: String, written: String, base: PlaylistBase) {
-        if Self.resolve(written, against: base.url) == absolute {
+        if Self.resolve(written, against: base) == absolute {
             text = written
             self.base = base
         } else {
@@ -38,11 +67,13 @@ struct SourceURI: Hashable, Sendable {
     }
 
     /// The absolute URI.
-    var absolute: String { base.map { Self.resolve(text, against: $0.url) } ?? text }
+    var absolute: String { base.map { Self.resolve(text, against: $0) } ?? text }
 
     /// `written` resolved against `base` as a playlist's segments are (``RenditionPlanner/normalized(_:)``).
-    private static func resolve(_ written: String, against base: String) -> String {
-        RenditionPlanner.withSpacesEncoded(resolveURI(written, against: base))
+    /// The planner keeps the written form only when this gives back what the playlist's
+    /// resolution gave, so that a shortcut in it can never change a URI.
+    private static func resolve(_ written: String, against base: PlaylistBase) -> String {
+        RenditionPlanner.withSpacesEncoded(base.resolve(written))
     }
 
     static func == (lhs: SourceURI, rhs: SourceURI) -> Bool { lhs.absolute == rhs.absolute }
