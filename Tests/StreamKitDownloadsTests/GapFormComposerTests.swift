@@ -24,7 +24,27 @@ import Testing
     ) throws -> String {
         var (segments, header) = try plan(text)
         for index in skipped { segments[index].skipped = true }
+        for target in [PlaylistComposer.Target.local, .source] {
+            Self.expectStreamedEqualsWhole(segments, header: header, target: target, gaps: gaps)
+        }
         return PlaylistComposer.compose(segments, header: header, target: .local, gaps: gaps).serialized()
+    }
+
+    /// A playlist written from its frame with its entries composed again as they are written (as
+    /// the download writes its final playlists) is the composed playlist's text.
+    static func expectStreamedEqualsWhole(
+        _ segments: [RecordedSegment], header: MediaPlaylistHeader, target: PlaylistComposer.Target,
+        gaps: PlaylistComposer.GapForm
+    ) {
+        func frame(_ each: (MediaSegment) -> Void) -> MediaPlaylist {
+            PlaylistComposer.frame(segments, header: header, target: target, gaps: gaps, each: each)
+        }
+        var streamed: [UInt8] = []
+        var entries = 0
+        frame { _ in entries += 1 }.serialized(chunkSize: 64, segments: { each in _ = frame(each) }) { streamed += $0 }
+        let whole = PlaylistComposer.compose(segments, header: header, target: target, gaps: gaps)
+        #expect(String(decoding: streamed, as: UTF8.self) == whole.serialized())
+        #expect(entries == whole.segments.count)
     }
 
     /// One discontinuity for a run of missing segments (skipped or EXT-X-GAP in the source), one

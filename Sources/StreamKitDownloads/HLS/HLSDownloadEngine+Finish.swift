@@ -20,17 +20,13 @@ extension HLSDownloadEngine {
                     gaps.append(HLSDownloadGap(path: file.path, url: file.url, reason: reason, status: status))
                 }
             }
-            var playlists: [(String, MediaPlaylist)] = []
+            // Each rendition's segments as they stand (shared with the state, not copied): the
+            // playlists are composed from them after the lock is released.
+            var playlists: [(folder: String, segments: ChunkedArray<RecordedSegment>, header: MediaPlaylistHeader)] = []
             for index in state.renditions.indices {
                 markSkipped(rendition: index, in: &state)
                 let rendition = state.renditions[index]
-                playlists.append(
-                    (
-                        rendition.selected.folder,
-                        PlaylistComposer.compose(
-                            rendition.segments, header: rendition.header, target: .local,
-                            gaps: options.gapTags ? .tagged : .omitted)
-                    ))
+                playlists.append((rendition.selected.folder, rendition.segments, rendition.header))
             }
             let master = MasterComposer.compose(
                 master: state.master, masterURL: state.masterURL, variant: state.variant,
@@ -40,15 +36,28 @@ extension HLSDownloadEngine {
                 playlists, master, gaps, skippedSegments || !gaps.isEmpty ? PackageStatus.completeWithGaps : .complete
             )
         }
-        for (folder, playlist) in playlists {
+        let gapForm: PlaylistComposer.GapForm = options.gapTags ? .tagged : .omitted
+        var namedKeys: Set<String> = []
+        for (folder, segments, header) in playlists {
+            // Composed twice, its entries never held: once for the header, once as it is written.
+            func compose(_ each: (MediaSegment) -> Void) -> MediaPlaylist {
+                PlaylistComposer.frame(segments, header: header, target: .local, gaps: gapForm, each: each)
+            }
             try PackageStore.writeAtomically(
-                playlist, to: URL(fileURLWithPath: path(folder + "/" + PackageLayout.mediaPlaylistName)))
+                compose { _ in },
+                segments: { each in
+                    _ = compose { segment in
+                        for key in segment.keys { if let uri = key.uri { namedKeys.insert(folder + "/" + uri) } }
+                        each(segment)
+                    }
+                },
+                to: URL(fileURLWithPath: path(folder + "/" + PackageLayout.mediaPlaylistName)))
         }
         try writeDASHIndexes()
         try writePackageMPD()
         try PackageStore.writeAtomically(
             Data(master.serialized().utf8), to: URL(fileURLWithPath: path(PackageLayout.indexName)))
-        if options.decrypt { removeDecryptionKeys(playlists: playlists) }
+        if options.decrypt { removeDecryptionKeys(named: namedKeys) }
         try saveManifest(status: status, error: nil)
         emitProgress()
         return state.withLock { state in
@@ -69,13 +78,7 @@ extension HLSDownloadEngine {
     /// are written: removed from disk (a package is served as it is on disk) and from the manifest.
     /// A key a playlist still names (a segment left encrypted, such as SAMPLE-AES) stays. A later
     /// run that needs one again (a gap to fetch) finds it pending and fetches it.
-    private func removeDecryptionKeys(playlists: [(String, MediaPlaylist)]) {
-        var named: Set<String> = []
-        for (folder, playlist) in playlists {
-            for segment in playlist.segments {
-                for key in segment.keys { if let uri = key.uri { named.insert(folder + "/" + uri) } }
-            }
-        }
+    private func removeDecryptionKeys(named: Set<String>) {
         let removed = state.withLock { state -> Set<String> in
             let decrypting = Set(state.books.files.compactMap { $0.decryption?.keyPath })
             let removed = decrypting.subtracting(named)

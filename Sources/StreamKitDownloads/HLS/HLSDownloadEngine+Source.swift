@@ -29,7 +29,8 @@ extension HLSDownloadEngine {
     /// segments read as part of it; once it ended, the file is VOD again.
     func saveSource(of index: Int) throws(HLSDownloadError) {
         enum Write {
-            case whole(MediaPlaylist)
+            /// The rendition's segments as they stand, composed after the lock is released.
+            case whole(ChunkedArray<RecordedSegment>)
             case append([MediaSegment])
         }
         let (folder, write, count, last, header, recording) = state.withLock { state in
@@ -46,11 +47,10 @@ extension HLSDownloadEngine {
                 if (tail.version ?? 3) <= written.version, (tail.targetDuration ?? 0) <= written.targetDuration {
                     write = .append(Array(tail.segments.dropFirst()))
                 } else {
-                    write = .whole(
-                        PlaylistComposer.compose(rendition.segments, header: rendition.header, target: .source))
+                    write = .whole(rendition.segments)
                 }
             } else {
-                write = .whole(PlaylistComposer.compose(rendition.segments, header: rendition.header, target: .source))
+                write = .whole(rendition.segments)
             }
             let recording = state.live && !rendition.ended
             return (rendition.selected.folder, write, count, rendition.lastSourceSequence, rendition.header, recording)
@@ -65,15 +65,22 @@ extension HLSDownloadEngine {
             let text = MediaPlaylist.serializedSegments(segments) + marker
             try PackageStore.append(Array(text.utf8), to: path)
             state.withLock { $0.renditions[index].sourceFile?.segmentCount = count }
-        case .whole(var playlist):
-            if recording {
-                playlist.hasEndList = false
-                playlist.playlistType = nil
+        case .whole(let segments):
+            // Composed twice, its entries never held: once for the header, once as it is written.
+            func compose(_ each: (MediaSegment) -> Void) -> MediaPlaylist {
+                PlaylistComposer.frame(segments, header: header, target: .source, each: each)
             }
-            try PackageStore.writeAtomically(playlist, to: URL(fileURLWithPath: path), then: Array(marker.utf8))
+            var frame = compose { _ in }
+            if recording {
+                frame.hasEndList = false
+                frame.playlistType = nil
+            }
+            try PackageStore.writeAtomically(
+                frame, segments: { each in _ = compose(each) }, to: URL(fileURLWithPath: path),
+                then: Array(marker.utf8))
             let written = RecordedSourceFile(
-                segmentCount: count, header: header, version: playlist.version ?? 3,
-                targetDuration: playlist.targetDuration ?? 0)
+                segmentCount: count, header: header, version: frame.version ?? 3,
+                targetDuration: frame.targetDuration ?? 0)
             state.withLock { $0.renditions[index].sourceFile = recording ? written : nil }
         }
     }

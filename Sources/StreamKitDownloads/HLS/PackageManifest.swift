@@ -331,9 +331,21 @@ package enum PackageStore {
     )
         throws(HLSDownloadError)
     {
+        try writeAtomically(playlist, segments: { each in playlist.segments.forEach(each) }, to: url, then: trailer)
+    }
+
+    /// Writes `frame` (a playlist's header and end) with the segments `produce` hands to its
+    /// argument, as ``writeAtomically(_:to:then:)`` writes a whole playlist
+    /// (``PlaylistComposer/frame(_:alsoSkipped:header:target:gaps:ending:firstSequence:each:)``).
+    static func writeAtomically(
+        _ frame: MediaPlaylist, segments produce: (_ each: (MediaSegment) -> Void) -> Void, to url: URL,
+        then trailer: [UInt8] = []
+    )
+        throws(HLSDownloadError)
+    {
         do {
             try AtomicFile.write(to: url.path, temporarySuffix: PackageLayout.temporarySuffix) { emit in
-                playlist.serialized(chunkSize: 256 << 10) { emit($0) }
+                frame.serialized(chunkSize: 256 << 10, segments: produce) { emit($0) }
                 if !trailer.isEmpty { emit(trailer) }
             }
         } catch let error as SystemError {

@@ -87,6 +87,28 @@ enum PlaylistComposer {
     ) -> MediaPlaylist where Segments.Index == Int {
         var output: [MediaSegment] = []
         output.reserveCapacity(segments.count)
+        var playlist = frame(
+            segments, alsoSkipped: alsoSkipped, header: header, target: target, gaps: gaps, ending: ending,
+            firstSequence: firstSequence
+        ) { output.append($0) }
+        playlist.segments = output
+        return playlist
+    }
+
+    /// Composes `segments` as ``compose(_:alsoSkipped:header:target:gaps:ending:firstSequence:)``
+    /// does, handing each entry to `body` in order instead of gathering them: returns the
+    /// playlist without its segments (its header and end), to write with the entries made again
+    /// (``MediaPlaylist/serialized(chunkSize:segments:into:)``). The entries of a million
+    /// segments took 70 MB, and their absolute URIs as much again.
+    static func frame<Segments: RandomAccessCollection<RecordedSegment>>(
+        _ segments: Segments, alsoSkipped: Set<Int> = [], header: MediaPlaylistHeader, target: Target,
+        gaps: GapForm = .omitted, ending: Ending = .vod, firstSequence: UInt64? = nil,
+        each body: (MediaSegment) -> Void
+    ) -> MediaPlaylist where Segments.Index == Int {
+        // The last entry is handed on when the next comes: date ranges of segments left out at
+        // the end still go to it.
+        var pending: MediaSegment?
+        var written = 0
         var previousKeys: [EncryptionKey] = []
         var previousMap: LocalReference?
         var requiredVersion = 3
@@ -102,14 +124,14 @@ enum PlaylistComposer {
             if target == .local, Self.leavesOut(recorded, skipped: skipped, gaps: gaps) {
                 // Keys and maps are compared with the last segment written, so the next one
                 // writes again any that only this segment carried.
-                if !output.isEmpty { leftOut.discontinuity = true }
+                if written > 0 { leftOut.discontinuity = true }
                 leftOut.dateRanges += source.dateRanges
                 leftOut.extraLines += source.extraLines
                 if let bitrate = source.bitrate { leftOut.bitrate = bitrate }
                 continue
             }
             // Segments left out before this one move its media sequence number down.
-            let sequence = firstSequence &+ UInt64(output.count)
+            let sequence = firstSequence &+ UInt64(written)
             var keys: [EncryptionKey]
             let reference: LocalReference
             let map: LocalReference?
@@ -141,7 +163,7 @@ enum PlaylistComposer {
                 uri: reference.uri, duration: source.duration, title: source.title,
                 byteRange: reference.range.map { SegmentByteRange(length: $0.count, offset: $0.lowerBound) },
                 programDateTime: source.programDateTime
-                    ?? ((output.isEmpty || isDiscontinuity) ? resolved.programDateTime : nil),
+                    ?? ((written == 0 || isDiscontinuity) ? resolved.programDateTime : nil),
                 isDiscontinuity: isDiscontinuity,
                 isGap: source.isGap || (target == .local && skipped),
                 dateRanges: leftOut.dateRanges + source.dateRanges, bitrate: source.bitrate ?? leftOut.bitrate,
@@ -196,11 +218,16 @@ enum PlaylistComposer {
             }
             if reference.range != nil { requiredVersion = max(requiredVersion, 4) }
             longest = max(longest, source.duration)
-            output.append(entry)
+            if let pending { body(pending) }
+            pending = entry
+            written += 1
         }
         // Date ranges left out at the end go with the last segment (they are placed by their dates);
         // tags that apply to the segments after them have none to apply to.
-        if !output.isEmpty { output[output.count - 1].dateRanges += leftOut.dateRanges }
+        if var pending {
+            pending.dateRanges += leftOut.dateRanges
+            body(pending)
+        }
         var longestRounded = longest.isFinite ? Int(saturating: longest.rounded()) : 0
         var start = header.start
         if case .growing(let targetDuration) = ending {
@@ -214,7 +241,7 @@ enum PlaylistComposer {
             mediaSequence: firstSequence, discontinuitySequence: discontinuitySequence ?? 0,
             playlistType: complete ? .vod : .event, iFramesOnly: header.iFramesOnly,
             independentSegments: header.independentSegments, start: start, headerLines: header.headerLines,
-            segments: output, hasEndList: complete)
+            segments: [], hasEndList: complete)
     }
 
     /// Whether the package's playlist leaves `recorded` out: excluded by the selection, or missing

@@ -436,15 +436,36 @@ extension MediaPlaylist {
     public func serialized<Failure: Error>(
         chunkSize: Int, into emit: ([UInt8]) throws(Failure) -> Void
     ) throws(Failure) {
+        try serialized(chunkSize: chunkSize, segments: { each in segments.forEach(each) }, into: emit)
+    }
+
+    /// The playlist as ``serialized(chunkSize:into:)`` writes it, with the segments `produce`
+    /// hands to its argument, in order, in place of ``segments`` (which are not written): a
+    /// playlist composed from other records is written without an array of its segments.
+    ///
+    /// Once `emit` throws, the segments still produced are dropped and the error is thrown when
+    /// `produce` returns.
+    public func serialized<Failure: Error>(
+        chunkSize: Int, segments produce: (_ each: (MediaSegment) -> Void) -> Void,
+        into emit: ([UInt8]) throws(Failure) -> Void
+    ) throws(Failure) {
         var writer = PlaylistWriter(capacity: chunkSize + 4_096)
         writer.writeHeader(self)
-        for (index, segment) in segments.enumerated() {
-            writer.write(segment, isFirst: index == 0)
-            if writer.bytes.count >= chunkSize {
-                try emit(writer.bytes)
-                writer.bytes.removeAll(keepingCapacity: true)
+        var isFirst = true
+        var failure: Failure?
+        // `emit` is only called while `produce` runs.
+        withoutActuallyEscaping(emit) { emit in
+            produce { segment in
+                guard failure == nil else { return }
+                writer.write(segment, isFirst: isFirst)
+                isFirst = false
+                if writer.bytes.count >= chunkSize {
+                    do throws(Failure) { try emit(writer.bytes) } catch { failure = error }
+                    writer.bytes.removeAll(keepingCapacity: true)
+                }
             }
         }
+        if let failure { throw failure }
         writer.writeEnd(self)
         if !writer.bytes.isEmpty { try emit(writer.bytes) }
     }
