@@ -32,6 +32,19 @@ import Testing
         #expect(FilePathIndex().index(of: "video/0.ts", in: files) == nil)
     }
 
+    /// Entries under one hash (every one colliding) are told apart by the test of the element,
+    /// through growth.
+    @Test func entriesUnderOneHashAreToldApartByTheirElements() {
+        let names = (0..<200).map { "resource-\($0)" }
+        var table = IndexTable()
+        for index in names.indices { table.insert(index, hash: 7) { _ in 7 } }
+        #expect(table.count == 200)
+        for index in stride(from: 0, to: 200, by: 13) {
+            #expect(table.first(hash: 7) { names[$0] == "resource-\(index)" } == index)
+        }
+        #expect(table.first(hash: 7) { names[$0] == "absent" } == nil)
+    }
+
     @Test func aReservedTableHoldsWhatItWasReservedFor() {
         let files = ChunkedArray((0..<1_000).map { Self.file("v/\($0).m4s") })
         var index = FilePathIndex()

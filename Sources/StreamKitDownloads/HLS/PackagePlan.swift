@@ -105,10 +105,10 @@ struct RenditionPlanning: Sendable {
     var segments = ChunkedArray<RecordedSegment>()
     /// Resource URL → index in ``files`` of the file its ranges share.
     fileprivate var sharedFiles: [String: Int] = [:]
-    /// The hash of a whole resource (its URL, range and IV) → index in ``files`` of its file, so
-    /// that a VOD playlist listing a resource twice fetches it once. A hash and an index, not the
+    /// The files of whole resources (a URL, a range and an IV) in ``files``, by the resource's
+    /// hash, so that a VOD playlist listing a resource twice fetches it once. Indices only, not the
     /// URL again: a long playlist holds one per segment while it is planned.
-    fileprivate var wholeFiles: [Int: Int32] = [:]
+    fileprivate var wholeFiles = IndexTable()
 }
 
 /// Turns a rendition's segments into package files and local references. Pure and deterministic:
@@ -340,17 +340,20 @@ struct RenditionPlanner: Sendable {
             // recording would hold every segment's URL twice).
             let resource = WholeResource(url: resolved.uri, range: resolved.byteRange, iv: decryption?.iv)
             let identity = sharesRangedFiles ? resource.hashValue : nil
-            if let identity, let index = planning.wholeFiles[identity].map(Int.init),
-                resource.isHeld(by: planning.files[index])
+            // The files are read in place: a copy of them alive at the append below would make
+            // it copy the chunk it writes to.
+            if let identity,
+                let index = planning.wholeFiles.first(
+                    hash: identity, where: { resource.isHeld(by: planning.files[$0]) })
             {
                 file = planning.files[index].path
                 local = LocalReference(uri: Self.name(of: planning.files[index].path), range: nil)
             } else {
                 let path = folder + "/" + ownName
-                if let identity, planning.wholeFiles[identity] == nil, let index = Int32(exactly: planning.files.count)
-                {
-                    // Another resource of the same hash (never seen) is fetched into a file of its own.
-                    planning.wholeFiles[identity] = index
+                if let identity {
+                    planning.wholeFiles.insert(planning.files.count, hash: identity) {
+                        WholeResource(of: planning.files[$0]).hashValue
+                    }
                 }
                 planning.files.append(
                     PlannedFile(
@@ -418,6 +421,17 @@ struct RenditionPlanner: Sendable {
         var url: String
         var range: ByteRange?
         var iv: [UInt8]?
+
+        init(url: String, range: ByteRange?, iv: [UInt8]?) {
+            self.url = url
+            self.range = range
+            self.iv = iv
+        }
+
+        /// The resource a whole file holds.
+        init(of file: PlannedFile) {
+            self.init(url: file.url, range: file.parts?.first, iv: file.decryption?.iv)
+        }
 
         func isHeld(by file: PlannedFile) -> Bool {
             file.kind == .segment && file.url == url && file.parts == range.map { [$0] } && file.decryption?.iv == iv
