@@ -57,7 +57,12 @@ struct SourceURI: Hashable, Sendable {
 
     /// `absolute`, which the source wrote as `written` in the playlist at `base`.
     init(absolute: String, written: String, base: PlaylistBase) {
-        if Self.resolve(written, against: base) == absolute {
+        if written == absolute {
+            // Written absolute (a recorded source read back, a playlist of full URLs): kept as
+            // written, the entry's own storage, and never resolved again.
+            text = written
+            self.base = nil
+        } else if Self.resolve(written, against: base) == absolute {
             text = written
             self.base = base
         } else {
