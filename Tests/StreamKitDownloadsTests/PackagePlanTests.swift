@@ -570,4 +570,12 @@ import Testing
 
                 """)
     }
+
+    /// What a download holds per segment stays as small as it was made (bench/RESULTS.md,
+    /// 2026-12-08): a field added in the wrong place pads every one of a million records.
+    @Test func thePerSegmentRecordsKeepTheirSize() {
+        #expect(MemoryLayout<PlannedFile>.stride <= 88)
+        #expect(MemoryLayout<FileState>.stride <= 32)
+        #expect(MemoryLayout<RecordedSegment>.stride <= 224)
+    }
 }

@@ -45,29 +45,42 @@ struct PlannedFile: Hashable, Sendable {
         case segment, map, key
     }
 
+    // Stored in an order that leaves no padding between them, with the counts in 32 bits: a
+    // download holds a planned file per segment (104 bytes each before, 88 now).
+
     /// The path relative to the package folder, made by ``PackageLayout``.
     var path: String
-    /// What it holds.
-    var kind: Kind
     /// The remote resource (absolute http or https; for a key, possibly a `data:` URI).
     var url: String { source.absolute }
     private var source: SourceURI
     /// `nil`: the whole resource. Otherwise the byte ranges of the resource the playlist uses
     /// (segments and maps, sorted, possibly adjacent or overlapping), fetched with Range requests.
     var parts: [ByteRange]?
-    /// Whether the single range in ``parts`` is written from offset 0 (a file of its own) rather
-    /// than at its offset in the resource (a single local file shared by several ranges).
-    var rebased: Bool
-    /// The rendition it belongs to (index into the engine's renditions).
-    var rendition: Int
+    /// Held by reference: few files have one, and a download holds a planned file per segment.
+    private var decryptionBox: Boxed<Decryption>?
     /// Seconds from the start of the rendition of its first segment (for ordering).
     var startTime: Double
     /// Seconds of media it carries (segments only).
     var duration: Double
+    private var renditionIndex: Int32
+    private var unitCount: Int32
+    /// What it holds.
+    var kind: Kind
+    /// Whether the single range in ``parts`` is written from offset 0 (a file of its own) rather
+    /// than at its offset in the resource (a single local file shared by several ranges).
+    var rebased: Bool
+
+    /// The rendition it belongs to (index into the engine's renditions).
+    var rendition: Int {
+        get { Int(renditionIndex) }
+        set { renditionIndex = Int32(newValue) }
+    }
+
     /// Segments and maps it holds, for progress (a single local file holds many).
-    var units: Int
-    /// Held by reference: few files have one, and a download holds a planned file per segment.
-    private var decryptionBox: Boxed<Decryption>?
+    var units: Int {
+        get { Int(unitCount) }
+        set { unitCount = Int32(newValue) }
+    }
 
     /// AES-128 to undo after download.
     var decryption: Decryption? {
@@ -80,15 +93,15 @@ struct PlannedFile: Hashable, Sendable {
         rendition: Int, startTime: Double, duration: Double, units: Int
     ) {
         self.path = path
-        self.kind = kind
         self.source = source
         self.parts = parts
-        self.rebased = rebased
-        self.rendition = rendition
+        self.decryptionBox = decryption.map(Boxed.init)
         self.startTime = startTime
         self.duration = duration
-        self.units = units
-        self.decryptionBox = decryption.map(Boxed.init)
+        self.renditionIndex = Int32(rendition)
+        self.unitCount = Int32(units)
+        self.kind = kind
+        self.rebased = rebased
     }
 
     /// The bytes the ranges cover, when the file is made of ranges.
