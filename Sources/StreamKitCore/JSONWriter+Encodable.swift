@@ -37,6 +37,18 @@ extension JSONWriter {
         try encode(value, state: state)
     }
 
+    /// Writes `value` as ``encode(_:options:)`` does, handing its bytes to `emit` in chunks of
+    /// about `chunkSize` and the rest at the end: a large document goes to a file without its
+    /// whole text in memory.
+    public static func encode(_ value: some Encodable, chunkSize: Int, into emit: ([UInt8]) -> Void) throws {
+        // The writer does not outlive this call.
+        try withoutActuallyEscaping(emit) { output in
+            var writer = JSONWriter(chunkSize: chunkSize, output: output)
+            try writer.encode(value)
+            writer.flush()
+        }
+    }
+
     /// A date as ``EncodingOptions/iso8601Dates`` writes it: ISO 8601 text in UTC to the second.
     public mutating func date(_ date: Date) {
         StreamingEncoderState.iso8601(date).withUnsafeBufferPointer { string(utf8: $0) }

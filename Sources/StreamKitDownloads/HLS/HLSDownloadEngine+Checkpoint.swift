@@ -120,13 +120,9 @@ extension HLSDownloadEngine {
         var lineBytes = 0
         do {
             try PackageStore.append(to: PackageStore.journalURL(in: directory).path, creating: true) { emit in
-                try withoutActuallyEscaping(emit) { output in
-                    var writer = JSONWriter(chunkSize: 64 << 10) { chunk in
-                        lineBytes += chunk.count
-                        output(chunk)
-                    }
-                    try writer.encode(update)
-                    writer.flush()
+                try JSONWriter.encode(update, chunkSize: 64 << 10) { chunk in
+                    lineBytes += chunk.count
+                    emit(chunk)
                 }
                 emit([0x0A])
                 lineBytes += 1

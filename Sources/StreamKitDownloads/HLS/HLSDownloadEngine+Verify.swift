@@ -36,8 +36,6 @@ struct ReconciledFiles: Sendable {
     private(set) var states = ChunkedArray<FileState>()
     private(set) var ranged: [Int: RangedFileState] = [:]
 
-    var count: Int { states.count }
-
     mutating func append(_ outcome: (FileState, RangedFileState?)) {
         if let progress = outcome.1 { ranged[states.count] = progress }
         states.append(outcome.0)

@@ -306,12 +306,7 @@ package enum PackageStore {
             try AtomicFile.write(
                 to: manifestURL(in: directory).path, temporarySuffix: PackageLayout.temporarySuffix
             ) { emit in
-                // The writer does not outlive this closure.
-                try withoutActuallyEscaping(emit) { output in
-                    var writer = JSONWriter(chunkSize: 256 << 10, output: output)
-                    try writer.encode(manifest)
-                    writer.flush()
-                }
+                try JSONWriter.encode(manifest, chunkSize: 256 << 10, into: emit)
             }
         } catch let error as SystemError {
             throw HLSDownloadError(writeFailed: error, path: PackageLayout.manifestName)
